@@ -1,0 +1,13 @@
+"""The command modules, in the order ``--help`` lists them.
+
+Each module has ``register(subparsers)``; add one import and one list entry
+per command.  Keep module top levels light (argparse only).
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable
+
+Register = Callable[["argparse._SubParsersAction[Any]"], None]
+
+COMMANDS: list[Register] = []

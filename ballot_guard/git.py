@@ -1,0 +1,213 @@
+"""Every git call goes through here.
+
+Rules: machine-readable output only (``-z``), ``--no-ext-diff`` on diffs, no
+pager, no textconv, no fsmonitor hook, and a scrubbed ``GIT_*`` environment
+when git runs on a directory other than the user's repository.  Paths cross
+this boundary as ``str`` decoded with ``os.fsdecode`` (surrogateescape), so
+any byte sequence git gives round-trips exactly through ``os.fsencode``.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ballot_guard.errors import CannotJudge
+
+# Options that make git's behaviour independent of the user's config where it
+# matters for judging (no fsmonitor hook process, raw paths).
+_BASE = ("git", "-c", "core.quotepath=off", "-c", "core.fsmonitor=false")
+
+# Variables that point git at a repository, index or work tree.  They are
+# removed when git must run on another directory (a temporary worktree, a
+# fixture repo in a test), and kept for the user's own repository: a
+# pre-commit hook gets GIT_INDEX_FILE for `git commit -a`, and it must be
+# honoured so the staged change judged is the one being committed.
+_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+)
+
+
+class GitError(CannotJudge):
+    """A git command failed; the message shows the command, code and stderr."""
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    stdout: bytes
+    stderr: bytes
+
+
+def scrubbed_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment with every repository-locating GIT_* variable removed."""
+    env = dict(os.environ if environ is None else environ)
+    for name in _LOCATION_VARS:
+        env.pop(name, None)
+    return env
+
+
+def run(
+    args: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    input: bytes | None = None,
+    check: bool = True,
+) -> Result:
+    """Run ``git <args>`` in ``cwd``; raise GitError on a non-zero exit if ``check``."""
+    cmd = [*_BASE, *args]
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            input=input,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise CannotJudge("git is not installed or not on PATH") from exc
+    except NotADirectoryError as exc:
+        raise CannotJudge(f"not a directory: {cwd}") from exc
+    result = Result(proc.returncode, proc.stdout, proc.stderr)
+    if check and proc.returncode != 0:
+        raise GitError(describe_failure(args, result))
+    return result
+
+
+def describe_failure(args: Sequence[str], result: Result) -> str:
+    err = os.fsdecode(result.stderr).strip().replace("\n", " | ")
+    return f"git {' '.join(args)} failed with exit {result.code}: {err or '(no output)'}"
+
+
+def out(args: Sequence[str], *, cwd: str, env: Mapping[str, str] | None = None,
+        input: bytes | None = None) -> bytes:
+    """stdout of a git command that must succeed."""
+    return run(args, cwd=cwd, env=env, input=input).stdout
+
+
+def split_z(data: bytes) -> list[str]:
+    """Split NUL-terminated git output into fsdecoded strings."""
+    if not data:
+        return []
+    parts = data.split(b"\0")
+    if parts[-1] == b"":
+        parts.pop()
+    return [os.fsdecode(p) for p in parts]
+
+
+def toplevel(cwd: str = ".") -> str:
+    """The repository's work-tree root, or CannotJudge when cwd is not in a repo."""
+    res = run(["rev-parse", "--show-toplevel"], cwd=cwd, check=False)
+    if res.code != 0 or not res.stdout.strip():
+        raise CannotJudge(f"not a git repository (or not inside a work tree): {os.path.abspath(cwd)}")
+    return os.fsdecode(res.stdout.rstrip(b"\n"))
+
+
+def rev_parse(root: str, rev: str) -> str | None:
+    """The full object name of ``rev`` (peeled to a commit), or None if it does not exist."""
+    if rev.startswith("-"):
+        raise CannotJudge(f"bad revision: {rev!r}")
+    res = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+              cwd=root, check=False)
+    if res.code != 0:
+        return None
+    return res.stdout.decode().strip()
+
+
+def resolve(root: str, rev: str) -> str:
+    """Like rev_parse, but a missing revision is CannotJudge naming it."""
+    sha = rev_parse(root, rev)
+    if sha is None:
+        raise CannotJudge(f"unknown revision: {rev}")
+    return sha
+
+
+def head(root: str) -> str | None:
+    """HEAD's commit, or None in a repository with no commit yet."""
+    return rev_parse(root, "HEAD")
+
+
+def empty_tree(root: str) -> str:
+    """The empty tree's object name in this repository's hash format."""
+    return out(["hash-object", "-t", "tree", "--stdin"], cwd=root, input=b"").decode().strip()
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str  # "100644", "100755", "120000", "160000", "040000"
+    oid: str
+    path: str  # repository-relative, fsdecoded
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One side of a change: a commit's tree, or an index.
+
+    ``rev`` set: the tree of that commit (or tree object).
+    ``rev`` None: the index; ``index_file`` names a temporary index, else the
+    repository's own index (honouring GIT_INDEX_FILE from a hook).
+    """
+
+    root: str
+    rev: str | None = None
+    index_file: str | None = None
+
+    def env(self) -> dict[str, str] | None:
+        if self.index_file is None:
+            return None
+        env = dict(os.environ)
+        env["GIT_INDEX_FILE"] = self.index_file
+        return env
+
+    def entries(self, prefix: str = "") -> list[TreeEntry]:
+        """Every blob, symlink and gitlink at or under ``prefix`` ("" = all), sorted by git."""
+        spec = [prefix] if prefix else []
+        if self.rev is not None:
+            env = dict(os.environ, GIT_LITERAL_PATHSPECS="1")
+            data = out(["ls-tree", "-r", "-z", "--full-tree", self.rev, "--", *spec],
+                       cwd=self.root, env=env)
+            result = []
+            for rec in split_z(data):
+                meta, _, path = rec.partition("\t")
+                mode, _kind, oid = meta.split(" ")
+                result.append(TreeEntry(mode, oid, path))
+            return result
+        pathspec = f":(top,literal){prefix}" if prefix else ":(top)"
+        data = out(["ls-files", "-s", "-z", "--full-name", "--", pathspec],
+                   cwd=self.root, env=self.env())
+        result = []
+        for rec in split_z(data):
+            meta, _, path = rec.partition("\t")
+            mode, oid, stage = meta.split(" ")
+            if stage not in ("0", "2"):  # unmerged: take "ours"
+                continue
+            result.append(TreeEntry(mode, oid, path))
+        return result
+
+    def entry(self, path: str) -> TreeEntry | None:
+        """The entry at exactly ``path`` (no directory match), or None."""
+        for e in self.entries(path):
+            if e.path == path:
+                return e
+        return None
+
+    def read(self, path: str) -> bytes | None:
+        """Content of the blob at ``path``, or None when it is absent (or not a blob)."""
+        e = self.entry(path)
+        if e is None or e.mode == "160000":
+            return None
+        return out(["cat-file", "blob", e.oid], cwd=self.root)
+

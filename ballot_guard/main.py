@@ -1,0 +1,65 @@
+"""argparse wiring and a flat dispatch, nothing else.
+
+Each command lives in ``ballot_guard/cli/<name>.py`` with ``register(subparsers)``
+(which sets ``func`` on its parser) and imports its heavy modules inside the
+function it dispatches to, so ``--help`` and the commit-time hook stay fast.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import NoReturn, Sequence
+
+from ballot_guard import __version__
+from ballot_guard.errors import CannotJudge, UsageError
+from ballot_guard.exit_codes import CANNOT_JUDGE
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are exit 4, not argparse's 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> Parser:
+    from ballot_guard.cli import COMMANDS
+
+    parser = Parser(prog="ballot-guard", description=(
+                    "Keep a patch from rewriting its own judge; let a property vote only "
+                    "when its verdict is stable."))
+    parser.add_argument("--version", action="version", version=f"ballot-guard {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    for register in COMMANDS:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(f"ballot-guard: error: {exc}", file=sys.stderr)
+        return CANNOT_JUDGE
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    try:
+        code: int = args.func(args)
+        return code
+    except CannotJudge as exc:
+        print(f"ballot-guard: error: {exc}", file=sys.stderr)
+        return CANNOT_JUDGE
+    except KeyboardInterrupt:
+        print("ballot-guard: interrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"ballot-guard: error: {exc}", file=sys.stderr)
+        return CANNOT_JUDGE
+    except Exception as exc:  # noqa: BLE001 - the one top-level handler: never a traceback
+        if os.environ.get("BALLOT_GUARD_DEBUG"):
+            raise
+        print(f"ballot-guard: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return CANNOT_JUDGE

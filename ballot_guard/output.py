@@ -1,0 +1,47 @@
+"""All printing goes through here: plain lines, optional colour.
+
+Colour only when the stream is a terminal and ``NO_COLOR`` is unset (or
+``FORCE_COLOR`` is set); ``--json`` commands print exactly one JSON object on
+stdout and their human text on stderr.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import IO, Any, Mapping
+
+_CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
+
+
+def use_color(stream: IO[str], environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def paint(text: str, color: str, stream: IO[str] | None = None) -> str:
+    stream = sys.stdout if stream is None else stream
+    if not use_color(stream):
+        return text
+    return f"\033[{_CODES[color]}m{text}\033[0m"
+
+
+def say(text: str = "") -> None:
+    """A line of the report on stdout."""
+    print(text, file=sys.stdout, flush=True)
+
+
+def warn(text: str) -> None:
+    """A line on stderr (warnings, progress, errors)."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def emit_json(obj: Any) -> None:
+    """The one JSON object a ``--json`` command prints on stdout."""
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,123 @@
+"""Throwaway git repositories for tests: real git, pinned identities, no $HOME."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ballot_guard.main import main
+
+AUTHOR = "Test Person <test@example.com>"
+
+
+def git(cwd: Path | str, *args: str, input: bytes | None = None, env: dict[str, str] | None = None,
+        check: bool = True) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True,
+                          env=env, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
+    return os.fsdecode(proc.stdout)
+
+
+@dataclass
+class Repo:
+    path: Path
+
+    def git(self, *args: str, **kw: Any) -> str:
+        return git(self.path, *args, **kw)
+
+    def write(self, rel: str, content: str | bytes = "x\n", mode: int | None = None) -> Path:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            content = content.encode()
+        p.write_bytes(content)
+        if mode is not None:
+            p.chmod(mode)
+        return p
+
+    def symlink(self, rel: str, target: str) -> None:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.symlink_to(target)
+
+    def remove(self, rel: str) -> None:
+        (self.path / rel).unlink()
+
+    def stage(self, *paths: str) -> None:
+        self.git("add", "-A", "--", *(paths or (".",)))
+
+    def commit(self, message: str = "change", *, author: str | None = None,
+               committer: str | None = None, allow_empty: bool = False) -> str:
+        env = dict(os.environ)
+        if committer:
+            name, _, email = committer.partition(" <")
+            env["GIT_COMMITTER_NAME"], env["GIT_COMMITTER_EMAIL"] = name, email.rstrip(">")
+        args = ["commit", "-q", "--no-verify", "-m", message]
+        if author:
+            args += ["--author", author]
+        if allow_empty:
+            args.append("--allow-empty")
+        self.git(*args, env=env)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def commit_all(self, message: str = "change", **kw: Any) -> str:
+        self.stage()
+        return self.commit(message, **kw)
+
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD").strip()
+
+
+def init_repo(path: Path) -> Repo:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    return Repo(path)
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@contextlib.contextmanager
+def chdir(path: Path | str) -> Iterator[None]:
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def run_cli(args: Sequence[str], cwd: Path | str, stdin: str | None = None) -> CliResult:
+    """Call ``main(args)`` in-process in ``cwd``; capture its streams."""
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()))
+    try:
+        with chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        sys.stdin = old_stdin
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def run_bg(args: Sequence[str], cwd: Path | str, *, input: bytes | None = None,
+           env: dict[str, str] | None = None, timeout: float = 300) -> CliResult:
+    """Run ``python -m ballot_guard args`` as a real subprocess (what a user types)."""
+    proc = subprocess.run([sys.executable, "-m", "ballot_guard", *args], cwd=cwd, input=input,
+                          capture_output=True, env=env, timeout=timeout, check=False)
+    return CliResult(proc.returncode, os.fsdecode(proc.stdout), os.fsdecode(proc.stderr))
