@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
+from ballot_guard.cli import scope
+
 Register = Callable[["argparse._SubParsersAction[Any]"], None]
 
-COMMANDS: list[Register] = []
+COMMANDS: list[Register] = [scope.register]

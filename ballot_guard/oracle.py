@@ -1,0 +1,184 @@
+"""Which paths are the judge: oracle, behaviour or neutral.
+
+Oracle (built in): the properties dir, the fixtures dir, the digest file, the
+freeze file, every ``conftest.py`` and pytest config file (``pytest.ini``,
+``.pytest.ini``, ``pytest.toml``, ``.pytest.toml``) at the repository root or
+in an ancestor of the properties dir, ``.pre-commit-config.yaml``, ``.venv/``
+and the configured runner ``python`` when it lies inside the repository (with
+its virtualenv when it is ``<venv>/bin/python``), plus the user's
+``oracle_paths``.  ``pyproject.toml``, ``setup.cfg`` and ``tox.ini`` at the
+root or in an ancestor of the properties dir are judged by table
+(``ballot_guard.tables``).  Neutral: ``neutral_paths``; oracle wins.
+Behaviour: every other path.
+
+Oracle matching is case-insensitive and Unicode-NFC-normalised, on the
+normalised path (``a/./b`` and ``a//b`` are ``a/b``), so ``Properties/x.py``,
+a decomposed ``fixtures`` or ``PYTEST.INI`` cannot slip past.  ``oracle_paths``
+and ``neutral_paths`` are gitignore-style patterns (``pathspec``); oracle
+patterns match case-insensitively, neutral ones exactly as written.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from ballot_guard import tables
+from ballot_guard.change import Change
+from ballot_guard.config import Config
+from ballot_guard.git import Snapshot
+
+PYTEST_CONFIGS = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
+ORACLE_FILES = (".pre-commit-config.yaml",)
+ORACLE_DIRS = (".venv",)
+
+
+def normal(path: str) -> str:
+    """The form paths are compared in: NFC, normalised separators and dots."""
+    path = unicodedata.normalize("NFC", path).replace("\\", "/")
+    norm = posixpath.normpath(path) if path else path
+    return "" if norm == "." else norm
+
+
+def fold(path: str) -> str:
+    """The case-insensitive oracle key of a path."""
+    return normal(path).casefold()
+
+
+def ancestors(directory: str) -> list[str]:
+    """"" (the root) and every proper ancestor of a repository-relative directory."""
+    parts = normal(directory).split("/") if normal(directory) else []
+    return ["/".join(parts[:i]) for i in range(len(parts))]
+
+
+def _join(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+def _runner_paths(root: str, python: str | None) -> tuple[list[str], list[str]]:
+    """(files, dirs) of the configured interpreter, when it lies inside the repository."""
+    if not python or ("/" not in python and "\\" not in python):
+        return [], []
+    full = python if os.path.isabs(python) else os.path.join(root, python)
+    rel = os.path.relpath(os.path.normpath(full), os.path.normpath(root))
+    if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
+        real = os.path.relpath(os.path.realpath(full), os.path.realpath(root))
+        if real == ".." or real.startswith("../") or os.path.isabs(real):
+            return [], []
+        rel = real
+    rel = rel.replace(os.sep, "/")
+    parent = posixpath.dirname(rel)
+    dirs = []
+    if posixpath.basename(parent).casefold() in ("bin", "scripts"):
+        venv = posixpath.dirname(parent)
+        dirs.append(venv if venv else parent)
+    return [rel], dirs
+
+
+def _patterns(patterns: Iterable[str], *, folded: bool) -> Any:
+    patterns = [fold(p) if folded else unicodedata.normalize("NFC", p) for p in patterns]
+    if not patterns:
+        return None
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+class Judge:
+    """The oracle / table / neutral / behaviour test for single paths under one config."""
+
+    ORACLE, TABLE, NEUTRAL, BEHAVIOR = "oracle", "table", "neutral", "behavior"
+
+    def __init__(self, root: str, config: Config) -> None:
+        run_files, run_dirs = _runner_paths(root, config.python)
+        self.dirs = tuple(fold(d) for d in (config.properties_dir, config.fixtures_dir,
+                                            config.digest_file, config.freeze_file,
+                                            *ORACLE_DIRS, *run_dirs))
+        near = ancestors(config.properties_dir)
+        self.files = frozenset(fold(p) for p in (
+            *ORACLE_FILES, *run_files, *(_join(a, n) for a in near for n in PYTEST_CONFIGS)))
+        self.table_files = frozenset(fold(_join(a, n)) for a in near for n in tables.TABLE_FILES)
+        self._oracle_spec = _patterns(config.oracle_paths, folded=True)
+        self._neutral_spec = _patterns(config.neutral_paths, folded=False)
+
+    def is_oracle(self, path: str) -> bool:
+        key = fold(path)
+        if key in self.files:
+            return True
+        for d in self.dirs:
+            if key == d or key.startswith(d + "/"):
+                return True
+        return self._oracle_spec is not None and bool(self._oracle_spec.match_file(key))
+
+    def is_table_file(self, path: str) -> bool:
+        return fold(path) in self.table_files
+
+    def is_neutral(self, path: str) -> bool:
+        return self._neutral_spec is not None and bool(
+            self._neutral_spec.match_file(normal(path)))
+
+    def kind(self, path: str) -> str:
+        """ORACLE, TABLE (judge by content), NEUTRAL or BEHAVIOR."""
+        if self.is_oracle(path):
+            return self.ORACLE
+        if self.is_table_file(path):
+            return self.TABLE
+        if self.is_neutral(path):
+            return self.NEUTRAL
+        return self.BEHAVIOR
+
+
+@dataclass(frozen=True)
+class Classified:
+    oracle: tuple[str, ...]
+    behavior: tuple[str, ...]
+    neutral: tuple[str, ...]
+    table_files: tuple[str, ...]  # paths judged by table (a path on both sides is in both lists)
+
+
+def classify(root: str, config: Config, change: Change, old: Snapshot,
+             new: Callable[[], Snapshot], *, contents: bool = True) -> Classified:
+    """Sort every path of ``change`` (both sides of renames) into oracle/behaviour/neutral.
+
+    ``config`` is the config that judges (the base's); ``old`` is the base side
+    and ``new()`` the changed side, called at most once and only when a table
+    file (``pyproject.toml``, ``setup.cfg``, ``tox.ini`` at the root or in an
+    ancestor of the properties dir) must be compared by content.  Such a file
+    lands in ``oracle`` when its judge tables changed, in ``behavior`` when its
+    other tables changed, in both when both did, and in ``neutral`` when no
+    table's data changed; if either side does not parse it is oracle.  With
+    ``contents=False`` no content is read and a table file counts as oracle.
+    The lists are sorted; ``table_files`` names every path judged by table.
+    """
+    judge = Judge(root, config)
+    oracle: list[str] = []
+    behavior: list[str] = []
+    neutral: list[str] = []
+    table_files: list[str] = []
+    new_side: list[Snapshot] = []
+    for path in change.paths():
+        kind = judge.kind(path)
+        if kind == Judge.TABLE:
+            table_files.append(path)
+            if not contents:
+                oracle.append(path)
+                continue
+            if not new_side:
+                new_side.append(new())
+            verdict = tables.judge(path, old.read(path), new_side[0].read(path))
+            if verdict in (tables.ORACLE, tables.BOTH):
+                oracle.append(path)
+            if verdict in (tables.BEHAVIOR, tables.BOTH):
+                (neutral if judge.is_neutral(path) else behavior).append(path)
+            if verdict == tables.NEUTRAL:
+                neutral.append(path)
+        elif kind == Judge.ORACLE:
+            oracle.append(path)
+        elif kind == Judge.NEUTRAL:
+            neutral.append(path)
+        else:
+            behavior.append(path)
+    return Classified(tuple(sorted(oracle)), tuple(sorted(behavior)), tuple(sorted(neutral)),
+                      tuple(sorted(table_files)))

@@ -1,0 +1,265 @@
+"""The scope rules: a change may not rewrite its own judge.
+
+A change (``ballot_guard.change``) is classified (``ballot_guard.oracle``)
+under the config of its BASE, never its own, and only once the base holds the
+digest file (adoption); before that it is ``unjudged``.  Then every rule in
+``RULES`` sees a ``ScopeContext`` and returns the reasons it blocks:
+
+1. ``mixed``: oracle and behaviour paths in one change;
+2. ``agent_oracle``: an agent change touches an oracle path;
+3. ``fixtures_repinned`` (``ballot_guard.pin_rule``);
+4. ``freeze_history_kept`` (``ballot_guard.freeze_rule``).
+
+Rules living in other modules are added to ``RULES`` with ``_lazy(module,
+name)``, which imports them on first call: those modules import this one, so
+a top-level import here would be circular.
+"""
+from __future__ import annotations
+
+import importlib
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, NamedTuple
+
+from ballot_guard import change as changes
+from ballot_guard import config as configs
+from ballot_guard import git
+from ballot_guard.change import Change
+from ballot_guard.config import Config
+from ballot_guard.git import Snapshot
+
+
+class Reason(NamedTuple):
+    rule: int  # 1 mixed, 2 agent touches oracle, 3 fixtures not re-pinned, 4 freeze history lost
+    message: str
+
+
+@dataclass
+class ScopeContext:
+    """What a rule sees.  ``new()`` is the changed side, built on first use."""
+
+    root: str
+    change: Change
+    config: Config  # the BASE's config (never the change's own)
+    oracle: tuple[str, ...]
+    behavior: tuple[str, ...]
+    neutral: tuple[str, ...]
+    is_agent: bool
+    old: Snapshot  # the base side (empty tree when no base)
+    make_new: Callable[[], Snapshot] | None = None  # default: the commit's tree or the index
+    _new: Snapshot | None = field(default=None, init=False, repr=False)
+
+    def new(self) -> Snapshot:
+        """A commit's tree, the index, or (patch) a temporary index holding HEAD + patch."""
+        if self._new is None:
+            if self.make_new is not None:
+                self._new = self.make_new()
+            elif self.change.source == "commit":
+                self._new = Snapshot(self.root, self.change.commit)
+            elif self.change.source == "staged":
+                self._new = Snapshot(self.root)
+            else:
+                raise ValueError("a patch's ScopeContext needs make_new")
+        return self._new
+
+
+Rule = Callable[[ScopeContext], "list[Reason]"]
+
+
+def mixed(ctx: ScopeContext) -> list[Reason]:
+    """Rule 1: oracle and behaviour together."""
+    if ctx.oracle and ctx.behavior:
+        return [Reason(1, "the change touches oracle paths and behaviour paths together")]
+    return []
+
+
+def agent_oracle(ctx: ScopeContext) -> list[Reason]:
+    """Rule 2: an agent change touches the oracle."""
+    if ctx.is_agent and ctx.oracle:
+        return [Reason(2, "an agent change touches oracle paths")]
+    return []
+
+
+def _lazy(module: str, name: str) -> Rule:
+    """A rule defined in ``module`` (which imports this one), imported on first call."""
+    def rule(ctx: ScopeContext) -> list[Reason]:
+        func: Rule = getattr(importlib.import_module(module), name)
+        return func(ctx)
+    rule.__name__ = name
+    return rule
+
+
+RULES: list[Rule] = [
+    mixed,
+    agent_oracle,
+]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    change: Change
+    judged: bool  # False before adoption (base lacks the digest file) -> "unjudged"
+    oracle: tuple[str, ...]
+    behavior: tuple[str, ...]
+    neutral: tuple[str, ...]
+    reasons: tuple[Reason, ...]
+
+    @property
+    def status(self) -> str:
+        if not self.judged:
+            return "unjudged"
+        return "blocked" if self.reasons else "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.status,
+            "oracle": list(self.oracle),
+            "behavior": list(self.behavior),
+            "neutral": list(self.neutral),
+            "reasons": [{"rule": r.rule, "message": r.message} for r in self.reasons],
+        }
+
+
+def adopted(root: str, base: str | None, config: Config) -> bool:
+    """Whether the base holds the digest file (its own config's ``digest_file``)."""
+    return base is not None and Snapshot(root, base).entry(config.digest_file) is not None
+
+
+def _content_paths(ctx_config: Config, root: str, paths: tuple[str, ...]) -> bool:
+    """Whether a rule will need the changed side's content (fixtures, pin, freeze, tables)."""
+    from ballot_guard.oracle import Judge, fold
+
+    judge = Judge(root, ctx_config)
+    keys = [fold(p) for p in (ctx_config.fixtures_dir, ctx_config.digest_file,
+                              ctx_config.freeze_file)]
+    for path in paths:
+        k = fold(path)
+        if any(k == d or k.startswith(d + "/") for d in keys) or judge.is_table_file(path):
+            return True
+    return False
+
+
+def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | None = None,
+                 *, environ: Mapping[str, str] | None = None) -> Verdict:
+    """Classify and judge one change under its base's config."""
+    from ballot_guard import identity, oracle
+
+    config = configs.load_at(root, change.base)
+    old = Snapshot(root, change.base if change.base is not None else git.empty_tree(root))
+    ctx = ScopeContext(root, change, config, (), (), (), False, old, make_new)
+    judged = adopted(root, change.base, config)
+    if change.source == "patch" and judged and _content_paths(config, root, change.paths()):
+        ctx.new()  # a patch that rules need applied must apply: 4 with git's reason if not
+    cls = oracle.classify(root, config, change, old, ctx.new,
+                          contents=judged or change.source != "patch")
+    if not judged:
+        return Verdict(change, False, cls.oracle, cls.behavior, cls.neutral, ())
+    is_agent = change.agent_flag
+    if not is_agent and config.agents:
+        who = change.identities
+        if change.source != "commit":
+            who = who + identity.committing_identities(root)
+        is_agent = identity.any_agent(config.agents, who)
+    ctx.oracle, ctx.behavior, ctx.neutral, ctx.is_agent = (
+        cls.oracle, cls.behavior, cls.neutral, is_agent)
+    reasons = tuple(r for rule in RULES for r in rule(ctx))
+    return Verdict(change, True, cls.oracle, cls.behavior, cls.neutral, reasons)
+
+
+def judge_staged(root: str, *, agent: bool = False,
+                 environ: Mapping[str, str] | None = None) -> Verdict:
+    """The staged index (honouring GIT_INDEX_FILE) against HEAD."""
+    return judge_change(root, changes.staged(root, agent=agent, environ=environ),
+                        environ=environ)
+
+
+def judge_commit(root: str, rev: str) -> Verdict:
+    """A commit against its first parent (a root commit against the empty tree)."""
+    return judge_change(root, changes.commit(root, rev))
+
+
+def judge_range(root: str, base: str, tip: str) -> list[Verdict]:
+    """Every non-merge commit of ``base..tip`` on its own, oldest first."""
+    return [judge_commit(root, sha) for sha in changes.range_commits(root, base, tip)]
+
+
+def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
+                environ: Mapping[str, str] | None = None) -> Verdict:
+    """A unified diff, judged as if applied to HEAD (applied only when a rule needs content)."""
+    from ballot_guard import patch
+
+    files = patch.files(root, data)
+    base = git.head(root)
+    change = Change("patch", label, None, base, files, (),
+                    agent or changes.agent_env(environ))
+    applied = patch.Applied(root, base, data)
+    try:
+        return judge_change(root, change, applied.snapshot, environ=environ)
+    finally:
+        applied.close()
+
+
+def _q(paths: tuple[str, ...]) -> str:
+    return " ".join(shlex.quote(p) for p in paths)
+
+
+def split_advice(v: Verdict) -> list[str]:
+    """The exact commands that split a blocked change (or drop its oracle part)."""
+    rules = {r.rule for r in v.reasons}
+    other = tuple(sorted(set(v.behavior) - set(v.oracle)))
+    lines: list[str] = []
+    if v.change.source == "staged":
+        if 2 in rules:
+            lines += ["An agent may not change the oracle. Unstage the oracle part and leave it "
+                      "to a human:", f"  git restore --staged -- {_q(v.oracle)}"]
+        elif 1 in rules:
+            lines += ["Split it: commit the oracle part alone, then the behaviour part:",
+                      "  ballot-guard split -m 'Update the oracle'",
+                      "or by hand:",
+                      f"  git restore --staged -- {_q(other)}",
+                      "  git commit -m 'Update the oracle'",
+                      f"  git add -- {_q(other)}"]
+    elif v.change.source == "commit":
+        sha = v.change.commit or ""
+        if 2 in rules:
+            lines += ["An agent may not change the oracle: revert the oracle part of "
+                      f"{sha[:12]} and leave it to a human."]
+        if 1 in rules:
+            lines += ["Split it into an oracle commit and a behaviour commit:",
+                      "  ballot-guard split --head        # when it is HEAD and unpushed",
+                      f"  git rebase -i {sha[:12]}~1       # otherwise: mark it 'edit', then "
+                      "ballot-guard split --head"]
+    else:
+        inc = " ".join(f"--include={shlex.quote(p)}" for p in v.oracle)
+        exc = " ".join(f"--exclude={shlex.quote(p)}" for p in v.oracle)
+        if 2 in rules:
+            lines += ["An agent may not change the oracle. Apply only the behaviour part:",
+                      f"  git apply --index {exc} PATCH"]
+        elif 1 in rules:
+            lines += ["Apply it in two commits, the oracle part alone first:",
+                      f"  git apply --index {inc} PATCH && git commit -m 'Update the oracle'",
+                      f"  git apply --index {exc} PATCH"]
+    return lines
+
+
+def print_verdict(v: Verdict) -> None:
+    """The human report: the verdict, the rules, the oracle and behaviour paths, how to split."""
+    from ballot_guard.output import paint, say
+
+    word = {"ok": paint("ok", "green"), "blocked": paint("blocked", "red"),
+            "unjudged": paint("unjudged", "yellow")}[v.status]
+    say(f"ballot-guard scope: {v.change.label}: {word}")
+    if v.status == "unjudged":
+        say("  not judged: the base does not hold the digest file yet (ballot-guard is not "
+            "adopted there); pin the fixtures with `ballot-guard digest --pin` and commit it")
+    for r in v.reasons:
+        say(f"  rule {r.rule}: {r.message}")
+    for title, paths in (("oracle paths", v.oracle), ("behaviour paths", v.behavior),
+                         ("neutral paths", v.neutral)):
+        if paths:
+            say(f"  {title}:")
+            for p in paths:
+                say(f"    {p}")
+    if v.status == "blocked":
+        for line in split_advice(v):
+            say(f"  {line}")

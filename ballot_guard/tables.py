@@ -1,0 +1,93 @@
+"""Files judged by table: ``pyproject.toml``, ``setup.cfg``, ``tox.ini``.
+
+Only their judge tables (``[tool.ballot_guard]``, ``[tool.pytest]``,
+``[tool.pytest.ini_options]``, ``[tool:pytest]``, ``[pytest]``) are oracle; a
+change to any other table is behaviour.  Both sides are parsed and their data
+compared, not their lines: an edit that changes no data (comments, blank
+lines, layout) is neutral.  A missing side is an empty document.  If either
+side does not parse, the whole file is oracle (fail closed).
+"""
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from ballot_guard.config import tomllib
+
+TABLE_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
+JUDGE_TOOL_KEYS = frozenset({"ballot_guard", "pytest"})  # [tool.X] in TOML (incl. ini_options)
+JUDGE_SECTIONS = frozenset({"tool:pytest", "pytest", "tool.ballot_guard", "tool.pytest",
+                            "tool.pytest.ini_options"})
+
+ORACLE, BEHAVIOR, NEUTRAL, BOTH = "oracle", "behavior", "neutral", "both"
+
+
+class Unparseable(ValueError):
+    pass
+
+
+def _split_toml(data: bytes) -> tuple[Any, Any]:
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise Unparseable(str(exc)) from exc
+    judge: dict[str, Any] = {}
+    tool = doc.get("tool")
+    if isinstance(tool, dict):
+        for key in list(tool):
+            if key.casefold() in JUDGE_TOOL_KEYS:
+                judge[key] = tool.pop(key)
+        if not tool:  # only judge tables under [tool]: nothing else is there
+            del doc["tool"]
+    return judge, doc
+
+
+def _split_ini(data: bytes) -> tuple[Any, Any]:
+    import configparser
+
+    parser = configparser.RawConfigParser(interpolation=None, strict=True,
+                                          default_section="\0no default section",
+                                          comment_prefixes=("#", ";"))
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(data.decode("utf-8"))
+    except (UnicodeDecodeError, configparser.Error) as exc:
+        raise Unparseable(str(exc)) from exc
+    judge: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for section in parser.sections():
+        body = dict(parser.items(section, raw=True))
+        (judge if section.strip().casefold() in JUDGE_SECTIONS else other)[section] = body
+    return judge, other
+
+
+def split(name: str, data: bytes | None) -> tuple[Any, Any]:
+    """(judge tables, everything else) of one side; None (missing) is an empty document."""
+    if data is None:
+        return {}, {}
+    base = posixpath.basename(name).casefold()
+    if base == "pyproject.toml":
+        return _split_toml(data)
+    return _split_ini(data)
+
+
+def is_table_file(path: str) -> bool:
+    return posixpath.basename(path).casefold() in TABLE_FILES
+
+
+def judge(name: str, old: bytes | None, new: bytes | None) -> str:
+    """ORACLE, BEHAVIOR, BOTH or NEUTRAL for one table file's change."""
+    try:
+        old_judge, old_other = split(name, old)
+        new_judge, new_other = split(name, new)
+    except Unparseable:
+        return ORACLE
+    judge_changed = old_judge != new_judge
+    other_changed = old_other != new_other
+    if judge_changed and other_changed:
+        return BOTH
+    if judge_changed:
+        return ORACLE
+    if other_changed:
+        return BEHAVIOR
+    return NEUTRAL
