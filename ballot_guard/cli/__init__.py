@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
+from ballot_guard.cli import ci, hook, install
 from ballot_guard.cli import scope
 
 Register = Callable[["argparse._SubParsersAction[Any]"], None]
 
-COMMANDS: list[Register] = [scope.register]
+COMMANDS: list[Register] = [scope.register, hook.register, ci.register, install.register]

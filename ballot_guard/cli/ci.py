@@ -1,0 +1,21 @@
+"""``ballot-guard ci --base REV``: the pre-push judgement for a pull request."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: "argparse._SubParsersAction[Any]") -> None:
+    p = subparsers.add_parser(
+        "ci", help="judge a pull request: scope of BASE..HEAD, pin and gate at HEAD",
+        description="Scope of every commit in BASE..HEAD, then the pin and the gate at HEAD. "
+                    "Under GitHub Actions, also ::error annotations and a step summary.")
+    p.add_argument("--base", required=True, metavar="REV", help="the pull request's base")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ballot_guard import git
+    from ballot_guard.ci import run_ci
+
+    return run_ci(git.toplevel("."), args.base)

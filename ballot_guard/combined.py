@@ -1,0 +1,173 @@
+"""The combined judgement of pushed commits: what pre-push and ``ci`` run.
+
+Order (the contract's precedence, stopping at the first blocking verdict):
+config of every judged tip (4) -> digest at every tip (2) -> scope of every
+commit, where a rule-3 reason (fixtures not re-pinned) is the digest's 2 ->
+runner (4) -> scope blocks (1; the gate does not run) -> the gate at every
+tip.  The digest and gate parts use the config of the tip they judge.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ballot_guard import exit_codes, git
+from ballot_guard.advice import NEXT, block_lines, rule_name
+from ballot_guard.errors import CannotJudge
+from ballot_guard.output import say, warn
+from ballot_guard.prepush import Target
+
+if TYPE_CHECKING:
+    from ballot_guard.config import Config
+    from ballot_guard.pin import PinCheck
+    from ballot_guard.scope import Verdict
+
+
+@dataclass
+class Judgement:
+    """Everything the combined judgement found, for the report and CI summary."""
+
+    code: int = exit_codes.CLEAN
+    stage: str = "clean"  # config | digest | runner | scope | gate | clean
+    message: str = ""
+    next_step: str = ""
+    tips: list[str] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    pins: dict[str, PinCheck] = field(default_factory=dict)
+    configs: dict[str, Config] = field(default_factory=dict)
+    scorecards: dict[str, Any] = field(default_factory=dict)
+    gate_codes: dict[str, int] = field(default_factory=dict)
+
+
+def commits_of(root: str, target: Target, remote: str | None) -> tuple[str, ...]:
+    """(tip sha, commits oldest first): the non-merge commits the push adds."""
+    tip = git.rev_parse(root, target.tip)
+    if tip is None:
+        raise CannotJudge(f"cannot judge pushed ref {target.label}: "
+                          f"{target.tip!r} is not a commit here")
+    args = ["rev-list", "--reverse", "--topo-order", "--no-merges", tip, "--not"]
+    if target.exclude is not None and git.rev_parse(root, target.exclude) is not None:
+        args.append(git.resolve(root, target.exclude))
+    else:  # a new branch, or the remote's tip is unknown here: what no remote ref has
+        args.append(remotes_option(root, remote))
+    return (tip, *git.out(args, cwd=root).decode().split())
+
+
+def remotes_option(root: str, remote: str | None) -> str:
+    """``--remotes=<name>`` for a remote with tracking refs, else every remote-tracking ref."""
+    if remote and "/" not in remote and ":" not in remote and not remote.startswith("-"):
+        refs = git.out(["for-each-ref", "--count=1", "--format=%(refname)",
+                        f"refs/remotes/{remote}/"], cwd=root)
+        if refs.strip():
+            return f"--remotes={remote}"
+    return "--remotes"
+
+
+def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
+          environ: Mapping[str, str] | None = None, scorecard: str | None = None) -> Judgement:
+    """Judge pushed targets in the contract's order; print the report; return what was found."""
+    from ballot_guard.config import load_at
+    from ballot_guard.pin import check_pin
+    from ballot_guard.scope import judge_commit
+
+    env = dict(os.environ if environ is None else environ)
+    j = Judgement()
+    commits: list[str] = []
+    for target in targets:
+        tip, *added = commits_of(root, target, remote)
+        if tip not in j.tips:
+            j.tips.append(tip)
+        commits += [c for c in added if c not in commits]
+        say(f"ballot-guard: judging {target.label}: {len(added)} commit(s) up to {tip[:12]}")
+    # 1. config of every tip (4)
+    for tip in j.tips:
+        try:
+            j.configs[tip] = load_at(root, tip)
+        except CannotJudge as exc:
+            return _stop(j, "config", exit_codes.CANNOT_JUDGE, f"config at {tip[:12]}: {exc}",
+                         "fix [tool.ballot_guard] in pyproject.toml in a reviewed commit")
+    # 2. digest at every tip (2)
+    for tip in j.tips:
+        check = check_pin(root, j.configs[tip], rev=tip)
+        j.pins[tip] = check
+        for line in check.warnings:
+            warn(f"ballot-guard: warning: {line}")
+        if not check.ok:
+            for line in check.details:
+                say(f"  {line}")
+            return _stop(j, "digest", exit_codes.DRIFT,
+                         f"{check.problem or 'fixture pin does not hold'} (at {tip[:12]})",
+                         NEXT["drift"])
+    # 3. scope of every commit; a rule-3 reason is the digest's 2
+    for sha in commits:
+        j.verdicts.append(judge_commit(root, sha))
+    repin = [v for v in j.verdicts if any(r.rule == 3 for r in v.reasons)]
+    if repin:
+        _print_blocks(repin)
+        return _stop(j, "digest", exit_codes.DRIFT,
+                     f"{len(repin)} commit(s) change the fixtures without a matching re-pin",
+                     NEXT[3])
+    # 4. runner of every tip (4)
+    from ballot_guard.runner import resolve_runner
+
+    for tip in j.tips:
+        try:
+            resolve_runner(root, j.configs[tip], environ=env, rev=tip)
+        except CannotJudge as exc:
+            return _stop(j, "runner", exit_codes.CANNOT_JUDGE, f"runner for {tip[:12]}: {exc}",
+                         NEXT["runner"])
+    # 5. scope blocks (1): the gate does not run
+    blocked = [v for v in j.verdicts if v.status == "blocked"]
+    for v in j.verdicts:
+        if v.status != "blocked":
+            say(f"  {v.status:<8} {v.change.label}")
+    if blocked:
+        _print_blocks(blocked)
+        rules = sorted({r.rule for v in blocked for r in v.reasons})
+        return _stop(j, "scope", exit_codes.BLOCKED,
+                     f"{len(blocked)} commit(s) blocked by " +
+                     ", ".join(f"rule {n} ({rule_name(n)})" for n in rules) +
+                     "; the gate did not run", " / ".join(NEXT[n] for n in rules))
+    # 6. the gate on a clean worktree of every tip
+    from ballot_guard.gate import run_gate
+
+    for tip in j.tips:
+        path = scorecard or os.path.join(root, ".ballot_guard", "scorecard.json")
+        code = run_gate(root, rev=tip, scorecard=path, environ=env)
+        j.gate_codes[tip] = code
+        j.scorecards[tip] = _read_json(path)
+    code = exit_codes.worst(*j.gate_codes.values()) if j.gate_codes else exit_codes.CLEAN
+    if code != exit_codes.CLEAN:
+        return _stop(j, "gate", code, f"the gate at {', '.join(t[:12] for t in j.gate_codes)}"
+                     f" exited {code}", NEXT[f"gate{code}"])
+    j.stage = "clean"
+    j.message = (f"{len(commits)} commit(s) in scope, the pin holds, every voter passed")
+    say(f"ballot-guard: clean (exit 0): {j.message}")
+    return j
+
+
+def _print_blocks(verdicts: Sequence[Verdict]) -> None:
+    from ballot_guard.scope import print_verdict
+
+    for v in verdicts:
+        print_verdict(v)
+        for line in block_lines(v):
+            say(line)
+
+
+def _stop(j: Judgement, stage: str, code: int, what: str, next_step: str) -> Judgement:
+    j.code, j.stage, j.message, j.next_step = code, stage, what, next_step
+    word = {1: "BLOCKED", 2: "FIXTURE PIN", 3: "ABSTAINED", 4: "CANNOT JUDGE"}.get(code, "?")
+    say(f"ballot-guard: {word} (exit {code}): {what}")
+    say(f"  next: {next_step}")
+    return j
+
+
+def _read_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,97 @@
+"""The pre-commit and pre-push stages: translation of what git hands a hook into calls.
+
+``pre_commit``: scope of the staged change (all four rules, the freeze-file
+rule included) and, when the fixtures or the pin are staged, the digest of the
+staged fixtures.  Order: config (4) -> digest / rule 3 (2) -> scope (1).
+The commit-time path imports no GitPython.
+
+``pre_push``: every pushed ref git (or pre-commit) shows, judged by
+combined.judge.  A ref that cannot be judged is 4, never a pass.
+"""
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from ballot_guard import exit_codes, git
+from ballot_guard.advice import NEXT, block_lines
+from ballot_guard.errors import CannotJudge
+from ballot_guard.output import say, warn
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
+    from ballot_guard.config import load_at, parse_pyproject, PYPROJECT
+    from ballot_guard.scope import judge_staged, print_verdict
+
+    env = dict(os.environ if environ is None else environ)
+    index = git.Snapshot(root)
+    base_config = load_at(root, git.head(root))  # what the scope rules judge by
+    config = parse_pyproject(index.read(PYPROJECT), f"{PYPROJECT} (staged)")  # what is pinned
+    verdict = judge_staged(root, environ=env)
+    paths = verdict.change.paths()
+    pinned = {c.digest_file for c in (base_config, config)}
+    fixtures = {c.fixtures_dir for c in (base_config, config)}
+    touches_pin = any(p in pinned or any(_under(p, f) for f in fixtures) for p in paths)
+    if touches_pin and (verdict.judged or index.entry(config.digest_file) is not None):
+        from ballot_guard.pin import check_snapshot
+
+        check = check_snapshot(index, config)
+        for line in check.warnings:
+            warn(f"ballot-guard: warning: {line}")
+        if not check.ok:
+            for line in check.details:
+                say(f"  {line}")
+            say(f"ballot-guard: FIXTURE PIN (exit 2): staged fixtures: "
+                f"{check.problem or 'the pin does not match'}")
+            say(f"  next: {NEXT[3]}")
+            return exit_codes.DRIFT
+    if verdict.status == "blocked":
+        print_verdict(verdict)
+        for line in block_lines(verdict):
+            say(line)
+        code = exit_codes.DRIFT if any(r.rule == 3 for r in verdict.reasons) \
+            else exit_codes.BLOCKED
+        word = "FIXTURE PIN" if code == exit_codes.DRIFT else "BLOCKED"
+        say(f"ballot-guard: {word} (exit {code}): the staged change was not committed")
+        return code
+    if verdict.status == "unjudged":
+        say("ballot-guard: staged change not judged: HEAD holds no digest file yet "
+            "(pin the fixtures with `ballot-guard digest --pin` to adopt)")
+    return exit_codes.CLEAN
+
+
+def pre_push(root: str, remote: str | None, url: str | None, stdin: str | None, *,
+             environ: Mapping[str, str] | None = None) -> int:
+    from ballot_guard.prepush import from_pre_commit, parse_push_lines, targets
+
+    env = dict(os.environ if environ is None else environ)
+    remote = remote or env.get("PRE_COMMIT_REMOTE_NAME") or None
+    refs = from_pre_commit(env)
+    if refs is not None:
+        say("ballot-guard: note: pre-commit hands a pre-push hook only the first pushed ref; "
+            "push one branch at a time, or use `ballot-guard install`, to judge every ref")
+    elif env.get("PRE_COMMIT") == "1" and not stdin:
+        raise CannotJudge("pre-commit passed no pushed ref to judge (PRE_COMMIT_TO_REF and "
+                          "PRE_COMMIT_LOCAL_BRANCH are unset); refusing to pass the push "
+                          "unjudged: run `ballot-guard ci --base <remote branch>`")
+    elif stdin is None:
+        raise CannotJudge("no pre-push lines on stdin (git passes them to the pre-push hook)")
+    else:
+        refs = parse_push_lines(stdin)
+    todo = targets(refs)
+    if not todo:
+        say("ballot-guard: nothing to judge (only deletions, or nothing pushed)")
+        return exit_codes.CLEAN
+    from ballot_guard.combined import judge
+
+    return judge(root, todo, remote=remote, environ=env).code
+
+
+def hook_root() -> str:
+    """The work tree git runs the hook in."""
+    return git.toplevel(".")
+

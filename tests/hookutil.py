@@ -1,0 +1,99 @@
+"""A small adopted project for the hook and CI tests: code, properties, fixtures, pin."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import Repo, init_repo, run_cli
+
+BILLING = """\
+def charge(amount, retries=3, send=None):
+    calls = 0
+    while True:
+        calls += 1
+        try:
+            return send(amount)
+        except TimeoutError:
+            if calls >= retries:
+                raise
+"""
+
+PROPERTY = """\
+from billing import charge
+
+
+def test_bounded_retry():
+    calls = []
+
+    def send(amount):
+        calls.append(amount)
+        raise TimeoutError("synthetic")
+
+    try:
+        charge(10, retries=3, send=send)
+    except TimeoutError:
+        pass
+    assert len(calls) == 3
+"""
+
+# passes on the first run of a gate, fails on the next (a counter file outside the repo)
+FLAKY = """\
+import os
+
+
+def test_flaky():
+    path = os.environ["BG_FLAKY_COUNTER"]
+    n = int(open(path).read()) if os.path.exists(path) else 0
+    open(path, "w").write(str(n + 1))
+    assert n % 2 == 0
+"""
+
+
+def pyproject(extra: str = "") -> str:
+    return (f'[tool.ballot_guard]\npython = "{sys.executable}"\n'
+            f'neutral_paths = ["*.md", "docs/**"]\n{extra}')
+
+
+def make_project(path: Path) -> Repo:
+    """An adopted repo on main: billing code, one property, one fixture, the pin committed."""
+    repo = init_repo(path)
+    repo.write("pyproject.toml", pyproject())
+    repo.write("billing.py", BILLING)
+    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.write("properties/test_bounded_retry.py", PROPERTY)
+    repo.write("fixtures/cards.json", '{"cards": [1, 2, 3]}\n')
+    repo.write("README.md", "# billing\n")
+    repo.commit_all("import")
+    pin(repo)
+    repo.commit_all("pin the fixtures")
+    return repo
+
+
+def pin(repo: Repo) -> None:
+    res = run_cli(["digest", "--pin"], repo.path)
+    assert res.code == 0, res.err
+
+
+def bare_remote(repo: Repo, tmp: Path, name: str = "origin") -> Path:
+    remote = tmp / f"{name}.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    repo.git("remote", "add", name, str(remote))
+    return remote
+
+
+def push(repo: Repo, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A real ``git push`` (hooks run), output captured as text."""
+    return subprocess.run(["git", "push", *args], cwd=repo.path, capture_output=True, text=True,
+                          env=env, check=False, timeout=600)
+
+
+def commit(repo: Repo, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A real ``git commit`` (hooks run), output captured as text."""
+    return subprocess.run(["git", "commit", *args], cwd=repo.path, capture_output=True, text=True,
+                          env=env, check=False, timeout=600)
+
+
+def env_with(**extra: str) -> dict[str, str]:
+    return {**os.environ, **extra}
