@@ -1,0 +1,122 @@
+"""Play the demo: build the example repository, run every step, check every exit code."""
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ballot_guard.demo import build, scenarios, shell
+from ballot_guard.demo.scenarios import Check, Edit, Git, Say, Step
+from ballot_guard.errors import CannotJudge
+from ballot_guard.output import paint, say
+
+NEEDS = ("pytest", "hypothesis")
+
+
+@dataclass(frozen=True)
+class Miss:
+    step: int
+    title: str
+    what: str
+
+
+def available_commands() -> frozenset[str]:
+    """The subcommands this build of ballot-guard registers."""
+    from ballot_guard.main import build_parser
+
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return frozenset(action.choices)
+    return frozenset()
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else "" for line in text.rstrip("\n").split("\n"))
+
+
+def apply_edit(repo: Path, action: Edit) -> None:
+    path = repo / action.path
+    text = path.read_text(encoding="utf-8")
+    if action.old == "":
+        text += action.new
+    elif action.old in text:
+        text = text.replace(action.old, action.new)
+    else:
+        raise CannotJudge(f"demo: {action.path} does not contain {action.old!r}")
+    path.write_text(text, encoding="utf-8")
+
+
+def _check(repo: Path, action: Check, commands: frozenset[str]) -> bool | None:
+    """Run one check and print it; True/False: as expected or not; None: skipped."""
+    say(paint("$ " + shlex.join(["ballot-guard", *action.args]), "bold"))
+    if action.args[0] not in commands and action.args[0] in scenarios.OPTIONAL_COMMANDS:
+        say(_indent(f"(`ballot-guard {action.args[0]}` is not in this build: skipped)"))
+        return None
+    ran = shell.ballot_guard(repo, action.args)
+    if ran.output.strip():
+        say(_indent(ran.output))
+    ok = ran.code == action.expect
+    line = f"exit {ran.code} (expected {action.expect})"
+    say(paint(line, "green") if ok else paint(line + "  <-- not as expected", "red"))
+    return ok
+
+
+def play_step(repo: Path, number: int, step: Step, commands: frozenset[str]) -> list[Miss]:
+    say()
+    say(paint(f"== {number}. {step.title} ==", "bold"))
+    misses: list[Miss] = []
+    skipping = False
+    for action in step.actions:
+        if isinstance(action, Say):
+            say(action.text)
+        elif isinstance(action, Edit):
+            say(paint(f"# edit {action.path}: {action.note}", "dim"))
+            apply_edit(repo, action)
+        elif isinstance(action, Git):
+            who = f"   # as {shell.AGENT[0]} <{shell.AGENT[1]}>" if action.agent else ""
+            say(paint("$ " + shlex.join(["git", *action.args]) + who, "dim"))
+            shell.git(repo, action.args, agent=action.agent)
+        elif skipping:
+            say(paint("$ " + shlex.join(["ballot-guard", *action.args]), "bold"))
+            say(_indent("(skipped: it follows a skipped command)"))
+        else:
+            ok = _check(repo, action, commands)
+            if ok is None:
+                skipping = True
+            elif not ok:
+                misses.append(Miss(number, step.title,
+                                   f"`{shlex.join(['ballot-guard', *action.args])}` "
+                                   f"did not exit {action.expect}"))
+    return misses
+
+
+def play(directory: str | None) -> int:
+    """The whole demo; 0 when every verdict came out as expected, else 1."""
+    missing = shell.missing_modules(*NEEDS)
+    if missing:
+        raise CannotJudge(
+            f"demo: the example's properties need {' and '.join(missing)} in {sys.executable}; "
+            f"install them with: pip install 'ballot-guard[demo]' (or pip install "
+            f"{' '.join(missing)})")
+    repo = build.prepare(directory)
+    say(f"ballot-guard demo: building the example repository in {repo}")
+    build.build(repo)
+    say(_indent(shell.git(repo, ["log", "--format=%h %an: %s"])))
+    commands = available_commands()
+    misses: list[Miss] = []
+    for number, step in enumerate(scenarios.STEPS, 1):
+        try:
+            misses += play_step(repo, number, step, commands)
+        except CannotJudge as exc:  # a setup action failed: later steps would mislead
+            misses.append(Miss(number, step.title, f"could not set up: {exc}"))
+            break
+    say()
+    say(f"The example repository stays in {repo}: cd there and try `ballot-guard gate`.")
+    if misses:
+        for miss in misses:
+            say(paint(f"demo: step {miss.step} ({miss.title}): {miss.what}", "red"))
+        return 1
+    say(paint("demo: every verdict came out as expected", "green"))
+    return 0
