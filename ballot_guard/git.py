@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from ballot_guard.errors import CannotJudge
 
@@ -211,3 +211,135 @@ class Snapshot:
             return None
         return out(["cat-file", "blob", e.oid], cwd=self.root)
 
+
+
+# --- blobs in bulk, history of one path (fixture digests, drift diagnosis) ---
+
+_SMALL_BLOB = 1 << 16
+_CHUNK = 1 << 20
+
+
+class BlobReader:
+    """Blobs through one ``git cat-file --batch`` process, streamed in request order.
+
+    ``stream(oids)`` writes every object name from a thread while the caller
+    reads, so any number of blobs passes through one process and no blob is
+    ever held whole unless it is small.  Use as a context manager.
+    """
+
+    def __init__(self, root: str, env: Mapping[str, str] | None = None) -> None:
+        import tempfile
+
+        self._err = tempfile.TemporaryFile()
+        try:
+            self._proc = subprocess.Popen(
+                [*_BASE, "cat-file", "--batch"], cwd=root,
+                env=None if env is None else dict(env),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
+                bufsize=1 << 18)
+        except FileNotFoundError as exc:
+            self._err.close()
+            raise CannotJudge("git is not installed or not on PATH") from exc
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in = self._proc.stdin
+        self._out = self._proc.stdout
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for stream in (self._in, self._out):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self._proc.wait()
+        self._err.close()
+
+    def _fail(self, why: str) -> GitError:
+        self._err.seek(0)
+        err = os.fsdecode(self._err.read()).strip().replace("\n", " | ")
+        return GitError(f"git cat-file --batch: {why}" + (f": {err}" if err else ""))
+
+    def _header(self, oid: str) -> int:
+        line = self._out.readline()
+        if not line.endswith(b"\n"):
+            raise self._fail(f"stream ended before object {oid}")
+        parts = line.split()
+        if len(parts) != 3 or parts[1] != b"blob":
+            raise self._fail(f"object {oid} is not a blob ({line.decode(errors='replace').strip()})")
+        return int(parts[2])
+
+    def _chunks(self, oid: str, size: int) -> Iterator[bytes]:
+        left = size
+        while left:
+            data = self._out.read(min(left, _CHUNK))
+            if not data:
+                raise self._fail(f"stream ended inside object {oid}")
+            left -= len(data)
+            yield data
+        if self._out.read(1) != b"\n":
+            raise self._fail(f"bad framing after object {oid}")
+
+    def read(self, oid: str) -> bytes:
+        """One blob, whole (for small things: link targets, pins)."""
+        self._in.write(oid.encode() + b"\n")
+        self._in.flush()
+        return b"".join(self._chunks(oid, self._header(oid)))
+
+    def stream(self, oids: Sequence[str]) -> Iterator[tuple[int, Iterator[bytes]]]:
+        """(size, chunks) per object, in order; consume each chunks before the next."""
+        import threading
+
+        failure: list[BaseException] = []
+
+        def feed() -> None:
+            try:
+                for start in range(0, len(oids), 4096):
+                    self._in.write("".join(o + "\n" for o in oids[start:start + 4096]).encode())
+                self._in.flush()
+            except (BrokenPipeError, ValueError, OSError) as exc:
+                failure.append(exc)
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        done = False
+        try:
+            for oid in oids:
+                size = self._header(oid)
+                if size <= _SMALL_BLOB:
+                    data = self._out.read(size + 1)
+                    if len(data) != size + 1 or data[-1:] != b"\n":
+                        raise self._fail(f"stream ended inside object {oid}")
+                    yield size, iter((data[:-1],))
+                else:
+                    chunks = self._chunks(oid, size)
+                    yield size, chunks
+                    for _ in chunks:  # drain what the caller left unread
+                        pass
+            done = True
+        finally:
+            if not done:  # abandoned or failed: stop git so the writer cannot block
+                self._proc.kill()
+            writer.join()
+        if failure:
+            raise self._fail(f"cannot send object names ({failure[0]})")
+
+
+def object_format(root: str) -> str:
+    """The repository's object hash: "sha1" or "sha256"."""
+    res = run(["rev-parse", "--show-object-format"], cwd=root, check=False)
+    fmt = res.stdout.decode().strip()
+    return fmt if res.code == 0 and fmt in ("sha1", "sha256") else "sha1"
+
+
+def last_commit_touching(root: str, rev: str, path: str) -> str | None:
+    """The newest commit reachable from ``rev`` that changed ``path``, or None."""
+    env = dict(os.environ, GIT_LITERAL_PATHSPECS="1")
+    res = run(["rev-list", "-1", "--end-of-options", rev, "--", path], cwd=root, env=env,
+              check=False)
+    sha = res.stdout.decode().strip()
+    return sha if res.code == 0 and sha else None

@@ -1,0 +1,196 @@
+"""The pinned digest: read it, write it atomically, check the fixtures against it.
+
+A check is a value (``PinCheck``), never an exception: drift, a missing or
+invalid pin, or a pack holding what cannot be pinned (a FIFO, a device, a
+submodule) is ``ok=False``, which callers turn into exit 2.  Only what stops
+any judgement (an unreadable fixture, a broken repository) raises CannotJudge.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import Callable
+
+from ballot_guard import git
+from ballot_guard.config import Config, ConfigError
+from ballot_guard.digest import V1, V2, Digest, digest_pack, parse
+from ballot_guard.fixtures import Pack, from_snapshot, from_worktree
+
+_MAX_PIN = 4096  # a pin is one line; anything longer is not a digest
+
+V1_WARNING = (
+    "{file} holds a v1 digest (the seed article's format); v1's framing is ambiguous: "
+    "a renamed file plus one moved byte keeps the same digest. Re-pin as v2 with "
+    "`ballot-guard digest --pin` in a reviewed commit.")
+EMPTY_WARNING = "the fixture pack {dir}/ is missing or empty: its digest is the empty pack's"
+
+
+@dataclass(frozen=True)
+class PinCheck:
+    ok: bool
+    pinned: str | None  # the pin as written, None if missing
+    actual: str | None  # the fixtures' digest in the pin's format
+    format: str | None  # "v1" | "v2"
+    problem: str | None  # one line; None when ok
+    details: tuple[str, ...] = ()  # drift diagnosis
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Computed:
+    """The digest of the pack, or why it has none (exit 2), with warnings."""
+
+    digest: Digest | None
+    problem: str | None
+    warnings: tuple[str, ...]
+
+
+def guard(config: Config) -> None:
+    """The digest file must not lie inside the pack it pins."""
+    d, f = config.fixtures_dir, config.digest_file
+    if f == d or f.startswith(d + "/"):
+        raise ConfigError(f"[tool.ballot_guard] digest_file {f!r} lies inside fixtures_dir "
+                          f"{d!r}: the pin would change the pack it pins")
+
+
+def compute(pack: Pack, fmt: str) -> Computed:
+    warnings = () if pack.items or pack.unsupported else (EMPTY_WARNING.format(dir=pack.prefix),)
+    if pack.unsupported:
+        return Computed(None, "the fixture pack holds what cannot be pinned: "
+                        + ", ".join(pack.unsupported), warnings)
+    return Computed(digest_pack(pack, fmt), None, warnings)
+
+
+def digest_worktree(root: str, config: Config, fmt: str = V2) -> Computed:
+    guard(config)
+    return compute(from_worktree(root, config.fixtures_dir, fmt), fmt)
+
+
+def digest_snapshot(snapshot: git.Snapshot, config: Config, fmt: str = V2) -> Computed:
+    guard(config)
+    return compute(from_snapshot(snapshot, config.fixtures_dir, fmt), fmt)
+
+
+# --- reading and writing the pin ----------------------------------------------------
+
+def read_worktree_pin(root: str, name: str) -> tuple[str | None, str | None]:
+    """(text, None), or (None, why there is no usable pin)."""
+    path = os.path.join(root, name)
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            return None, "is a symlink, not a file"
+        if not stat.S_ISREG(st.st_mode):
+            return None, "is not a regular file"
+        with open(path, "rb") as f:
+            data = f.read(_MAX_PIN + 1)
+    except FileNotFoundError:
+        return None, "does not exist"
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    return _decode(data)
+
+
+def read_snapshot_pin(snapshot: git.Snapshot, name: str) -> tuple[str | None, str | None]:
+    e = snapshot.entry(name)
+    if e is None:
+        return None, "does not exist" if snapshot.rev is None else \
+            f"does not exist at {snapshot.rev[:12]}"
+    if e.mode == "120000":
+        return None, "is a symlink, not a file"
+    if not e.mode.startswith("100"):
+        return None, "is not a regular file"
+    return _decode(git.out(["cat-file", "blob", e.oid], cwd=snapshot.root)[:_MAX_PIN + 1])
+
+
+def _decode(data: bytes) -> tuple[str | None, str | None]:
+    if len(data) > _MAX_PIN:
+        return None, "is too long to hold a digest"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, "is not UTF-8 text"
+
+
+def write_pin(root: str, name: str, value: Digest) -> str:
+    """Write ``value`` to the digest file atomically (temp file + rename); its path."""
+    import tempfile
+
+    path = os.path.join(root, name)
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=".ballot-guard-pin.", suffix=".tmp", dir=parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(f"{value}\n".encode())
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+# --- checking --------------------------------------------------------------------
+
+def check_pin(root: str, config: Config, *, rev: str | None = None) -> PinCheck:
+    """The working tree's pin and fixtures (``rev`` None), or both as committed at ``rev``."""
+    if rev is not None:
+        return check_snapshot(git.Snapshot(root, git.resolve(root, rev)), config)
+    guard(config)
+    text, why = read_worktree_pin(root, config.digest_file)
+    return _check(root, config, text, why,
+                  lambda fmt: from_worktree(root, config.fixtures_dir, fmt), None)
+
+
+def check_snapshot(snapshot: git.Snapshot, config: Config) -> PinCheck:
+    """The pin and fixtures of a commit's tree or of an index (the staged change)."""
+    guard(config)
+    text, why = read_snapshot_pin(snapshot, config.digest_file)
+    return _check(snapshot.root, config, text, why,
+                  lambda fmt: from_snapshot(snapshot, config.fixtures_dir, fmt), snapshot)
+
+
+def _check(root: str, config: Config, text: str | None, why: str | None,
+           listing: Callable[[str], Pack], snapshot: git.Snapshot | None) -> PinCheck:
+    pin = parse(text) if text is not None else None
+    fmt = pin.format if pin is not None else V2
+    got = compute(listing(fmt), fmt)
+    warnings = got.warnings
+    if pin is not None and pin.format == V1:
+        warnings += (V1_WARNING.format(file=config.digest_file),)
+    pinned = text.strip()[:100] if text is not None else None
+    actual = None if got.digest is None else str(got.digest)
+    fmt_or_none = None if pin is None else pin.format
+    if got.problem is not None:
+        return PinCheck(False, pinned, None, fmt_or_none, got.problem, (), warnings)
+    if text is None:
+        what = "no pinned digest" if str(why).startswith("does not exist") else \
+            "no valid pinned digest"
+        problem = (f"{what}: {config.digest_file} {why}; pin the fixtures with "
+                   "`ballot-guard digest --pin` and commit the pin with them")
+        return PinCheck(False, None, actual, None, problem, (), warnings)
+    if pin is None:
+        problem = (f"no valid pinned digest: {config.digest_file} holds {pinned!r}, not "
+                   "`sha256-v2:<64 hex digits>` (or a v1 digest: 64 hex digits)")
+        return PinCheck(False, pinned, actual, None, problem, (), warnings)
+    if actual == str(pin):
+        return PinCheck(True, str(pin), actual, pin.format, None, (), warnings)
+    from ballot_guard.drift import diagnose
+
+    problem = (f"fixture drift: {config.digest_file} pins {pin}, but the fixtures digest to "
+               f"{actual}; nobody votes")
+    details = diagnose(root, config, snapshot, text, pin.format)
+    return PinCheck(False, str(pin), actual, pin.format, problem, details, warnings)
