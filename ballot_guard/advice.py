@@ -49,10 +49,18 @@ def rule_name(rule: int) -> str:
 
 
 def block_lines(v: Verdict) -> list[str]:
-    """One summary line per rule that blocked ``v``: the rule, its exit code, the next step."""
+    """One line per rule that blocked ``v``: the rule, its exit code, the next step.
+
+    Rules 1 and 2 get their exact split commands from scope.print_verdict.
+    """
     lines = []
     for rule in sorted({r.rule for r in v.reasons}):
         code = RULE_EXIT.get(rule, 1)
         lines.append(f"  {v.change.label}: rule {rule} ({rule_name(rule)}) -> exit {code}")
-        lines.append(f"    next: {NEXT.get(rule, 'see ballot-guard scope')}")
+        if rule not in (1, 2):
+            lines.append(f"    next: {NEXT.get(rule, 'see `ballot-guard scope`')}")
     return lines
+
+
+def rules_text(v: Verdict) -> str:
+    return ", ".join(f"rule {n} ({rule_name(n)})" for n in sorted({r.rule for r in v.reasons}))

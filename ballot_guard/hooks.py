@@ -14,7 +14,7 @@ import os
 from typing import Mapping
 
 from ballot_guard import exit_codes, git
-from ballot_guard.advice import NEXT, block_lines
+from ballot_guard.advice import NEXT, block_lines, rules_text
 from ballot_guard.errors import CannotJudge
 from ballot_guard.output import say, warn
 
@@ -56,7 +56,7 @@ def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
         code = exit_codes.DRIFT if any(r.rule == 3 for r in verdict.reasons) \
             else exit_codes.BLOCKED
         word = "FIXTURE PIN" if code == exit_codes.DRIFT else "BLOCKED"
-        say(f"ballot-guard: {word} (exit {code}): the staged change was not committed")
+        say(f"ballot-guard: {word} (exit {code}): {rules_text(verdict)}; the commit is refused")
         return code
     if verdict.status == "unjudged":
         say("ballot-guard: staged change not judged: HEAD holds no digest file yet "

@@ -56,9 +56,11 @@ def pyproject(extra: str = "") -> str:
             f'neutral_paths = ["*.md", "docs/**"]\n{extra}')
 
 
-def make_project(path: Path) -> Repo:
+def make_project(path: Path, extra: dict[str, str] | None = None) -> Repo:
     """An adopted repo on main: billing code, one property, one fixture, the pin committed."""
     repo = init_repo(path)
+    for rel, content in (extra or {}).items():
+        repo.write(rel, content)
     repo.write("pyproject.toml", pyproject())
     repo.write("billing.py", BILLING)
     repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
