@@ -95,7 +95,7 @@ FAKE_CLOCK = (
     Edit(RETRY, "import billing\n", "", "drop `import billing`"),
 )
 MOVE_FIXTURE = Edit("fixtures/retry_policy.json", '"max_attempts": 3', '"max_attempts": 4',
-                    "fixtures/retry_policy.json: max_attempts 3 -> 4, no re-pin")
+                    "max_attempts 3 -> 4, and no re-pin")
 
 STEPS: tuple[Step, ...] = (
     Step("A clean gate", (
