@@ -45,15 +45,12 @@ class Delta:
 
 @dataclass(frozen=True)
 class Sides:
-    """How a change's paths are judged; a path in both oracle and behavior is split by table."""
+    """How a change's paths are judged; ``by_table`` files are on the oracle side and another."""
 
     oracle: frozenset[str]
     behavior: frozenset[str]
     neutral: frozenset[str]
-
-    @property
-    def by_table(self) -> frozenset[str]:
-        return self.oracle & self.behavior
+    by_table: frozenset[str] = frozenset()
 
     @property
     def mixed(self) -> bool:
@@ -367,4 +364,13 @@ def _message_bytes(text: str) -> bytes:
 def default_classifier(root: str, base: str, deltas: Sequence[Delta],
                        new: git.Snapshot) -> Sides:
     """Sides of the change by the scope rules' own classification, config from ``base``."""
-    raise CannotJudge("split: classification is not available")
+    from ballot_guard import config, oracle
+    from ballot_guard.change import Change, FileChange
+
+    files = tuple(FileChange(d.status, d.path, None, None if d.added else d.old_mode,
+                             None if d.deleted else d.new_mode) for d in deltas)
+    change = Change("split", "change to split", None, base, files, (), False)
+    cls = oracle.classify(root, config.load_at(root, base), change, git.Snapshot(root, base),
+                          lambda: new)
+    o, b, n = frozenset(cls.oracle), frozenset(cls.behavior), frozenset(cls.neutral)
+    return Sides(o, b, n, frozenset(cls.table_files) & o & (b | n))

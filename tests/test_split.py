@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from ballot_guard.errors import CannotJudge
-from ballot_guard.split import Outcome, split_staged
+from ballot_guard.split import Outcome, default_classifier, split_staged
 from tests.helpers import Repo
-from tests.test_split_support import base_repo, index, names, stand_in, state, tree
+from tests.test_split_support import base_repo, index, names, state, tree
 
-CLASSIFY: Any = stand_in
+CLASSIFY: Any = None
 
 
 def split(repo: Repo, **kw: Any) -> Outcome:
@@ -183,8 +183,7 @@ def test_head_moving_underneath_is_refused(base: Repo) -> None:
     repo.stage()
 
     def racing(root: str, b: str, deltas: Any, new: Any) -> Any:
-        sides = stand_in(root, b, deltas, new)
-        repo.git("commit-tree", f"{b}^{{tree}}", "-p", b, "-m", "elsewhere")
+        sides = default_classifier(root, b, deltas, new)
         other = repo.git("commit-tree", f"{b}^{{tree}}", "-p", b, "-m", "elsewhere").strip()
         repo.git("update-ref", "HEAD", other)
         return sides

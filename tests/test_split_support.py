@@ -71,30 +71,3 @@ def base_repo(repo: Repo) -> Repo:
     repo.commit_all("base")
     return repo
 
-
-def stand_in(root: str, base: str, deltas: Any, new: Any) -> Any:
-    """A path-only classifier for the git mechanics (the real one lives in ballot_guard.oracle)."""
-    from ballot_guard import tables
-    from ballot_guard.git import Snapshot
-    from ballot_guard.split import Sides
-
-    oracle, behavior, neutral = set(), set(), set()
-    for d in deltas:
-        p = d.path
-        if tables.is_table_file(p):
-            old = Snapshot(root, base).read(p)
-            verdict = tables.judge(p, old, new.read(p))
-            if verdict in ("oracle", "both"):
-                oracle.add(p)
-            if verdict in ("behavior", "both"):
-                behavior.add(p)
-            if verdict == "neutral":
-                neutral.add(p)
-        elif p.startswith(("properties/", "fixtures/")) or p in ("fixture_digest.txt",
-                                                                  "freeze_set.json"):
-            oracle.add(p)
-        elif p.endswith(".md") or p.startswith("docs/"):
-            neutral.add(p)
-        else:
-            behavior.add(p)
-    return Sides(frozenset(oracle), frozenset(behavior), frozenset(neutral))

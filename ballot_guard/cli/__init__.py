@@ -10,9 +10,10 @@ from typing import Any, Callable
 
 from ballot_guard.cli import ci, hook, install
 from ballot_guard.cli import scope
+from ballot_guard.cli import split
 from ballot_guard.cli import demo
 
 Register = Callable[["argparse._SubParsersAction[Any]"], None]
 
 COMMANDS: list[Register] = [scope.register, hook.register, ci.register, install.register,
-                           demo.register]
+                           split.register, demo.register]

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             say(f"nothing to split: the {what} touches only oracle"
                 + (" and neutral" if sides.neutral else "") + " paths")
         return CLEAN
-    behavior = sorted((sides.behavior | sides.neutral) - (sides.oracle - sides.behavior))
+    behavior = sorted(sides.behavior | sides.neutral)
     say(f"oracle commit {outcome.oracle_commit[:12]}: {describe(sorted(sides.oracle), 8)}")
     for path in outcome.tables:
         say(f"  {path}: split by table (the oracle commit has only its judge-table edits)")

@@ -1,0 +1,72 @@
+"""Property: any staged mix of oracle/behaviour/neutral adds, edits, deletes splits exactly."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ballot_guard.split import split_staged
+from tests.helpers import init_repo
+from tests.test_split_support import index, state, tree
+
+ORACLE = ("properties/test_a.py", "properties/deep/test_b.py", "fixtures/blob.bin",
+          "conftest.py")
+BEHAVIOUR = ("src/a.py", "src/pkg/b.py", "main.py")
+NEUTRAL = ("docs/guide.md", "NOTES.md")
+PATHS = ORACLE + BEHAVIOUR + NEUTRAL
+CONTENTS = (b"one\n", b"two\n", b"\x00\xffbinary", b"")
+
+# per path: present in HEAD?, what the staged change does, the staged content
+slot = st.tuples(st.booleans(), st.sampled_from(["same", "edit", "flip", "chmod"]),
+                 st.sampled_from(CONTENTS), st.sampled_from(CONTENTS))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(slot, min_size=len(PATHS), max_size=len(PATHS)), st.booleans())
+def test_split_updates_exactly_the_oracle_entries(slots: list[tuple[bool, str, bytes, bytes]],
+                                                  unstaged: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = init_repo(Path(tmp) / "r")
+        repo.write("keep.txt", "base\n")
+        for path, (present, _op, old, _new) in zip(PATHS, slots):
+            if present:
+                repo.write(path, old)
+        base = repo.commit_all("base")
+        for path, (present, op, old, new) in zip(PATHS, slots):
+            if op == "edit" and present and new != old:
+                repo.write(path, new)
+            elif op == "flip":  # delete what is there, add what is not
+                if present:
+                    repo.remove(path)
+                else:
+                    repo.write(path, new)
+            elif op == "chmod" and present:
+                (repo.path / path).chmod(0o755)
+        repo.stage()
+        if unstaged and (repo.path / "keep.txt").exists():
+            repo.write("keep.txt", "unstaged edit\n")
+        changed = set(repo.git("diff", "--cached", "--no-renames", "--name-only", "-z").split("\0")) - {""}
+        before = state(repo)
+        staged = index(repo)
+
+        out = split_staged(str(repo.path))
+
+        mixed = bool(changed & set(ORACLE)) and bool(changed & set(BEHAVIOUR))
+        assert (out.oracle_commit is not None) == mixed
+        after = state(repo)
+        assert after["index"] == before["index"] and after["files"] == before["files"]
+        if not mixed:
+            assert after == before
+            return
+        assert repo.git("rev-parse", "HEAD^").strip() == base
+        want = tree(repo, base)
+        for path in changed & set(ORACLE):
+            if path in staged:
+                want[path] = staged[path]
+            else:
+                del want[path]
+        assert tree(repo, "HEAD") == want
+        rest = set(repo.git("diff", "--cached", "--no-renames", "--name-only", "-z").split("\0")) - {""}
+        assert rest == changed - set(ORACLE)
