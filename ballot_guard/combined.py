@@ -140,8 +140,9 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         j.scorecards[tip] = _read_json(path)
     code = exit_codes.worst(*j.gate_codes.values()) if j.gate_codes else exit_codes.CLEAN
     if code != exit_codes.CLEAN:
-        return _stop(j, "gate", code, f"the gate at {', '.join(t[:12] for t in j.gate_codes)}"
-                     f" exited {code}", NEXT[f"gate{code}"])
+        return _stop(j, "gate", code, "; ".join(_gate_text(tip, c, j.scorecards.get(tip))
+                                               for tip, c in j.gate_codes.items() if c),
+                     NEXT[f"gate{code}"])
     j.stage = "clean"
     j.message = (f"{len(commits)} commit(s) in scope, the pin holds, every voter passed")
     say(f"ballot-guard: clean (exit 0): {j.message}")
@@ -163,6 +164,18 @@ def _stop(j: Judgement, stage: str, code: int, what: str, next_step: str) -> Jud
     say(f"ballot-guard: {word} (exit {code}): {what}")
     say(f"  next: {next_step}")
     return j
+
+
+def _gate_text(tip: str, code: int, card: Any) -> str:
+    """``the gate at TIP exited 1: fail: bounded_retry`` (names by ballot, from the scorecard)."""
+    by_ballot: dict[str, list[str]] = {}
+    props = card.get("properties") if isinstance(card, dict) else None
+    for name, prop in (props or {}).items():
+        ballot = prop.get("ballot") if isinstance(prop, dict) else None
+        if ballot not in (None, "pass"):
+            by_ballot.setdefault(str(ballot), []).append(name)
+    names = "; ".join(f"{b}: {', '.join(n)}" for b, n in sorted(by_ballot.items()))
+    return f"the gate at {tip[:12]} exited {code}" + (f" ({names})" if names else "")
 
 
 def _read_json(path: str) -> Any:
