@@ -1,0 +1,281 @@
+"""The repeat gate: config (4) -> digest (2, nobody votes) -> runner (4) -> votes -> exit.
+
+Every voter not frozen runs ``repeats`` times, each run in a fresh process
+state with identical inputs (environment, PYTHONHASHSEED, one seed for
+Hypothesis and pytest-randomly, no pytest cache, no example database,
+PYTEST_ADDOPTS cleared, the repository root as cwd).  A mixed result freezes
+the voter; a frozen voter abstains.  The scorecard is written on every exit.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence
+
+from ballot_guard import git
+from ballot_guard.ballot import Ballot, decide, exit_code
+from ballot_guard.config import Config, load_worktree
+from ballot_guard.errors import CannotJudge, UsageError
+from ballot_guard.exit_codes import CANNOT_JUDGE, DRIFT
+from ballot_guard.runner import Run, RunnerInfo, Session, check_not_tracked, find_interpreter, \
+    run_env
+from ballot_guard.scorecard import Known
+from ballot_guard.state import state_dir, utc_now
+
+SCORECARD = "scorecard.json"
+
+
+@dataclass(frozen=True)
+class Voter:
+    name: str
+    path: str      # relative to the tree root, POSIX
+    repeats: int
+
+
+def seed_or_new(seed: int | None) -> int:
+    if seed is None:
+        return secrets.randbelow(2**32)
+    if seed < 0:
+        raise UsageError("--seed must be a non-negative integer")
+    return seed
+
+
+def discover(tree: str, config: Config, only: Sequence[str] = (),
+             repeats: int | None = None) -> list[Voter]:
+    """The voters: configured names or every ``test_*.py``; ``only`` must name some of them."""
+    pdir = os.path.join(tree, config.properties_dir)
+    if config.properties is not None:
+        names = list(config.properties)
+        for name in names:
+            if not os.path.isfile(os.path.join(pdir, f"test_{name}.py")):
+                raise CannotJudge(f"[tool.ballot_guard] properties: {name!r} has no file "
+                                  f"{config.properties_dir}/test_{name}.py")
+    else:
+        try:
+            files = sorted(os.listdir(pdir))
+        except OSError:
+            files = []
+        names = [f[5:-3] for f in files
+                 if f.startswith("test_") and f.endswith(".py") and len(f) > 8
+                 and os.path.isfile(os.path.join(pdir, f))]
+    for name in only:
+        if name not in names:
+            raise UsageError(f"unknown property {name!r} (voters: {', '.join(names) or 'none'})")
+    if only:
+        names = [n for n in names if n in set(only)]
+    if not names:
+        raise CannotJudge(f"no properties to vote: no {config.properties_dir}/test_*.py")
+    return [Voter(n, f"{config.properties_dir}/test_{n}.py",
+                  repeats if repeats is not None else config.repeats_of(n)) for n in names]
+
+
+def check_digest(root: str, config: Config, rev: str | None, known: Known,
+                 out: IO[str]) -> bool:
+    """Verify the pin; print the drift and return False when nobody may vote."""
+    from ballot_guard.pin import check_pin
+
+    pc = check_pin(root, config, rev=rev)
+    known.digest = {"pinned": pc.pinned, "actual": pc.actual, "format": pc.format, "ok": pc.ok}
+    for w in pc.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if not pc.ok:
+        print(f"{pc.problem or 'fixture drift'}; nobody votes", file=out)
+        for line in pc.details:
+            print(f"  {line}", file=out)
+    return pc.ok
+
+
+def is_dirty(root: str) -> bool:
+    res = git.run(["status", "--porcelain", "-z", "--untracked-files=normal"], cwd=root,
+                  check=False)
+    return bool(res.stdout.strip(b"\0"))
+
+
+class Stage:
+    """The runner for one gate or unfreeze: interpreter, environment, session, scratch dir."""
+
+    def __init__(self, top: str, tree: str, config: Config, *, rev: str | None, seed: int,
+                 jobs: int, environ: Mapping[str, str] | None) -> None:
+        self.top, self.tree, self.config, self.rev = top, tree, config, rev
+        self.seed, self.jobs = seed, jobs
+        self.environ = os.environ if environ is None else environ
+        self.session: Session | None = None
+        self.workdir: str | None = None
+
+    def __enter__(self) -> Stage:
+        return self
+
+    def start(self) -> RunnerInfo:
+        python = find_interpreter(self.top, self.config, environ=self.environ,
+                                  run_root=self.tree)
+        check_not_tracked(self.top, python, rev=self.rev,
+                          run_root=self.tree if self.tree != self.top else None)
+        sdir = state_dir(self.top)
+        pycache = self.environ.get("BALLOT_GUARD_PYCACHE") or os.path.join(sdir, "pycache")
+        env = run_env(git.scrubbed_env(self.environ), seed=self.seed, pycache=pycache)
+        self.workdir = tempfile.mkdtemp(prefix="run-", dir=sdir)
+        self.session = Session(python, cwd=self.tree, env=env, workdir=self.workdir,
+                               seed=self.seed, timeout=self.config.timeout, jobs=self.jobs)
+        return self.session.start()
+
+    def run_all(self, voters: Sequence[Voter],
+                on_run: Callable[[str, Run], None] = lambda n, r: None) -> dict[str, list[Run]]:
+        """Run every voter ``repeats`` times; runs of one voter kept in order."""
+        assert self.session is not None
+        session = self.session
+        tasks = [(v, i) for v in voters for i in range(v.repeats)]
+        results: dict[tuple[str, int], Run] = {}
+
+        def one(task: tuple[Voter, int]) -> None:
+            voter, i = task
+            run = session.run(voter.path)
+            results[(voter.name, i)] = run
+            on_run(voter.name, run)
+
+        if self.jobs == 1:
+            for t in tasks:
+                one(t)
+        else:
+            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                for f in [pool.submit(one, t) for t in tasks]:
+                    f.result()
+        return {v.name: [results[(v.name, i)] for i in range(v.repeats)] for v in voters}
+
+    def __exit__(self, *exc: object) -> None:
+        if self.session is not None:
+            self.session.close()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _tree(top: str, rev: str | None, environ: Mapping[str, str] | None) -> Iterator[str]:
+    from ballot_guard import worktree
+
+    if rev is None:
+        yield top
+    else:
+        with worktree.checkout(top, rev, environ=environ) as path:
+            yield path
+
+
+def record_freezes(top: str, config: Config, new: Sequence[Ballot], known: Known,
+                   rev_file: str | None, out: IO[str]) -> None:
+    """Add newly frozen names (and, for --rev, REV's records) to the working tree's file."""
+    from ballot_guard import freeze
+
+    path = os.path.join(top, config.freeze_file)
+    theirs = freeze.load(rev_file) if rev_file is not None else None
+    at = utc_now()
+    pinned = (known.digest or {}).get("pinned")
+
+    def change(ff: freeze.FreezeFile) -> freeze.FreezeFile:
+        if theirs is not None:
+            ff = freeze.merge(ff, theirs)
+        for b in new:
+            ff = freeze.add_frozen(ff, b.name, {
+                "ballots": [r.outcome for r in b.runs], "digest": pinned,
+                "commit": known.commit, "seed": known.seed}, at)
+        return ff
+
+    before = freeze.load(path)
+    after = freeze.update(path, os.path.join(state_dir(top), "freeze.lock"), change)
+    if after != before or new:
+        names = ", ".join(b.name for b in new)
+        what = f"froze {names}" if new else "merged freeze records"
+        print(f"{what}: recorded in {config.freeze_file}; commit that file alone "
+              f"(git add {config.freeze_file} && git commit -m 'Freeze ...' -- "
+              f"{config.freeze_file})", file=out)
+
+
+def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
+             properties: Sequence[str] = (), jobs: int = 1, seed: int | None = None,
+             scorecard: str | None = None, junit_xml: str | None = None, as_json: bool = False,
+             environ: Mapping[str, str] | None = None) -> int:
+    """The whole ``gate`` command; prints the report and returns the exit code."""
+    from ballot_guard import scorecard as sc
+
+    out = sys.stderr if as_json else sys.stdout
+    known = Known()
+    top: str | None = None
+    code = CANNOT_JUDGE
+    try:
+        if repeats is not None and repeats < 2:
+            raise UsageError("--repeats must be at least 2")
+        if jobs < 1:
+            raise UsageError("--jobs must be at least 1")
+        top = git.toplevel(root)
+        known.seed = seed_or_new(seed)
+        sha = git.resolve(top, rev) if rev is not None else git.head(top)
+        known.commit = sha
+        known.dirty = rev is None and is_dirty(top)
+        with _tree(top, sha if rev is not None else None, environ) as tree:
+            code = _vote(top, tree, rev and sha, known, repeats=repeats, properties=properties,
+                         jobs=jobs, environ=environ, out=out)
+    except CannotJudge as exc:
+        known.error = str(exc)
+        if top is not None:
+            _write(top, sc.build(known, CANNOT_JUDGE), scorecard, junit_xml, False)
+        raise
+    _write(top, sc.build(known, code), scorecard, junit_xml, as_json)
+    return code
+
+
+def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str | None,
+           as_json: bool) -> None:
+    from ballot_guard import scorecard as sc
+    from ballot_guard.output import emit_json
+
+    path = scorecard or os.path.join(state_dir(top), SCORECARD)
+    sc.write(path, card)
+    if junit_xml:
+        from ballot_guard.state import write_atomic
+        write_atomic(junit_xml, sc.junit(card))
+    if as_json:
+        emit_json(card)
+
+
+def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | None,
+          properties: Sequence[str], jobs: int, environ: Mapping[str, str] | None,
+          out: IO[str]) -> int:
+    from ballot_guard import freeze
+    from ballot_guard.report import Progress, print_report
+
+    config = load_worktree(tree)
+    voters = discover(tree, config, properties, repeats)
+    if not check_digest(top, config, rev, known, out):
+        return DRIFT
+    assert known.seed is not None
+    with Stage(top, tree, config, rev=rev, seed=known.seed, jobs=jobs,
+               environ=environ) as stage:
+        info = stage.start()
+        known.python, known.pytest = info.python, info.pytest
+        freeze_path = os.path.join(tree, config.freeze_file)
+        frozen = set(freeze.load(freeze_path).frozen)
+        active = [v for v in voters if v.name not in frozen]
+        progress = Progress(sum(v.repeats for v in active))
+        try:
+            runs = stage.run_all(active, lambda name, run: progress.step(name, run.outcome))
+        finally:
+            progress.close()
+    ballots = [Ballot(v.name, "frozen", v.repeats) if v.name in frozen
+               else Ballot(v.name, decide(runs[v.name]), v.repeats, tuple(runs[v.name]))
+               for v in voters]
+    known.ballots = {b.name: b for b in ballots}
+    where = f"rev {rev[:12]}" if rev else \
+        f"working tree at {known.commit[:12] if known.commit else '(no commit)'}" + \
+        (" (dirty)" if known.dirty else "")
+    extras = f", hypothesis {info.hypothesis}" if info.hypothesis else ""
+    header = (f"ballot-guard gate: {where}; python {info.python} (pytest {info.pytest}{extras}); "
+              f"seed {known.seed}")
+    print_report(ballots, seed=known.seed, header=header, stream=out, environ=environ)
+    new = [b for b in ballots if b.ballot == "freeze"]
+    if new or rev is not None:
+        record_freezes(top, config, new, known, freeze_path if rev is not None else None, out)
+    return exit_code(ballots)

@@ -1,0 +1,66 @@
+"""``unfreeze``: a frozen voter returns only after N stable passing runs.
+
+The runs happen under the gate's conditions (pin verified first, the
+project's interpreter, fresh process states, one seed).  Refused: 1 when
+every run failed, 3 when the runs flipped, 4 when the runner broke; there is
+no waiver and no force.  The ``unfrozen`` event records the runs, the pin
+they ran against, the seed and the commit.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Mapping
+
+from ballot_guard import freeze, git
+from ballot_guard.ballot import Ballot, decide
+from ballot_guard.config import load_worktree
+from ballot_guard.errors import CannotJudge, UsageError
+from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN, DRIFT
+from ballot_guard.gate import Stage, check_digest, discover, seed_or_new
+from ballot_guard.report import print_report
+from ballot_guard.scorecard import Known
+from ballot_guard.state import state_dir, utc_now
+
+
+def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int | None = None,
+                  environ: Mapping[str, str] | None = None) -> int:
+    top = git.toplevel(root)
+    config = load_worktree(top)
+    path = os.path.join(top, config.freeze_file)
+    if name not in freeze.load(path).frozen:
+        raise CannotJudge(f"{name!r} is not frozen in {config.freeze_file}")
+    needed = config.repeats_of(name)
+    if repeats is not None and repeats < max(2, needed):
+        raise UsageError(f"--repeats must be at least {max(2, needed)} for {name} "
+                         "(its configured repeats)")
+    voter = discover(top, config, [name], repeats)[0]
+    known = Known(seed=seed_or_new(seed), commit=git.head(top))
+    out = sys.stdout
+    if not check_digest(top, config, None, known, out):
+        return DRIFT
+    assert known.seed is not None
+    with Stage(top, top, config, rev=None, seed=known.seed, jobs=1, environ=environ) as stage:
+        info = stage.start()
+        runs = stage.run_all([voter])[name]
+    ballot = Ballot(name, decide(runs), voter.repeats, tuple(runs))
+    print_report([ballot], seed=known.seed, stream=out, environ=environ,
+                 header=f"ballot-guard unfreeze {name}: python {info.python}; seed {known.seed}")
+    if ballot.ballot == "error":
+        print(f"unfreeze refused: the runner broke while running {name}", file=out)
+        return CANNOT_JUDGE
+    if ballot.ballot == "fail":
+        print(f"unfreeze refused: {name} failed every run; it stays frozen", file=out)
+        return BLOCKED
+    if ballot.ballot != "pass":
+        print(f"unfreeze refused: {name} still flips on identical inputs; it stays frozen",
+              file=out)
+        return ABSTAIN
+    event = {"at": utc_now(), "runs": [r.outcome for r in runs],
+             "digest": (known.digest or {}).get("pinned"), "seed": known.seed,
+             "commit": known.commit}
+    freeze.update(path, os.path.join(state_dir(top), "freeze.lock"),
+                  lambda ff: freeze.unfreeze(ff, name, event))
+    print(f"unfroze {name} after {len(runs)} stable passing runs; commit "
+          f"{config.freeze_file} alone in a reviewed repair commit", file=out)
+    return CLEAN

@@ -1,0 +1,460 @@
+"""Which interpreter runs the properties, and running one property once.
+
+The interpreter is the project's, never ballot-guard's own (pre-commit puts
+ballot-guard's isolated environment on VIRTUAL_ENV and PATH): ``python`` if
+configured (used as given), else ``$VIRTUAL_ENV/bin/python``, else
+``.venv/bin/python`` of the main checkout, else ``python3`` on PATH, skipping
+at every step the environment ballot-guard runs in.  An interpreter tracked
+by git at the judged revision is refused: the judge's runner must not come
+from the patch.  One that cannot import pytest is refused too: a missing
+runner must not look like a stable failure.
+
+Each run is a fresh process state.  The fast route forks it from a
+"zygote" (``zygote.py serve``) started under the project's interpreter with
+the gate's environment; the fallback starts a fresh process per run.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ballot_guard.config import Config
+from ballot_guard.errors import CannotJudge
+
+ZYGOTE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
+_BIN = "Scripts" if os.name == "nt" else "bin"
+_EXE = "python.exe" if os.name == "nt" else "python"
+HANDSHAKE_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class RunnerInfo:
+    python: str
+    pytest: str
+    hypothesis: str | None
+    randomly: bool
+    fork: bool
+
+
+@dataclass(frozen=True)
+class Run:
+    outcome: str              # pass | fail | timeout | error
+    exit: int | None          # pytest's exit code; None when killed or crashed by a signal
+    seconds: float
+    passed: int = 0
+    failed: int = 0
+    detail: str = ""          # why an error/timeout happened, in one line
+    output: str = ""          # the tail of the run's output, kept for failures
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
+                "passed": self.passed, "failed": self.failed}
+
+
+def outcome_of(exit_code: int | None, timed_out: bool) -> str:
+    """pytest 0 pass, 1 fail; a timeout counts as failing; anything else broke the runner."""
+    if timed_out:
+        return "timeout"
+    if exit_code == 0:
+        return "pass"
+    if exit_code == 1:
+        return "fail"
+    return "error"
+
+
+# --- finding the interpreter -------------------------------------------------
+
+def _own_prefixes() -> set[str]:
+    return {os.path.realpath(sys.prefix)}
+
+
+def _in_own_env(path: str) -> bool:
+    """Whether ``path`` (not resolved: a venv's python links outside it) is in our env."""
+    parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    return any(parent == os.path.join(p, _BIN) or parent == p for p in _own_prefixes())
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _which_all(name: str, path_var: str | None) -> list[str]:
+    found = []
+    for d in (path_var or "").split(os.pathsep):
+        if not d:
+            continue
+        cand = os.path.join(d, name)
+        if _executable(cand):
+            found.append(cand)
+    return found
+
+
+def find_interpreter(root: str, config: Config, *, environ: Mapping[str, str] | None = None,
+                     run_root: str | None = None) -> str:
+    """The interpreter path by the contract's steps (no probing, no tracking check)."""
+    env = os.environ if environ is None else environ
+    run_root = run_root or root
+    if config.python is not None:
+        given = os.path.expanduser(config.python)
+        if os.sep in given or "/" in given:
+            path = given if os.path.isabs(given) else os.path.join(run_root, given)
+            if not _executable(path):
+                raise CannotJudge(f"[tool.ballot_guard] python = {config.python!r}: "
+                                  "no such executable")
+            return path
+        found = shutil.which(given, path=env.get("PATH"))
+        if found is None:
+            raise CannotJudge(f"[tool.ballot_guard] python = {config.python!r}: not found on PATH")
+        return found
+    venv = env.get("VIRTUAL_ENV")
+    if venv and os.path.realpath(venv) not in _own_prefixes():
+        cand = os.path.join(venv, _BIN, _EXE)
+        if _executable(cand):
+            return cand
+    dotvenv = os.path.join(root, ".venv")
+    if os.path.realpath(dotvenv) not in _own_prefixes():
+        cand = os.path.join(dotvenv, _BIN, _EXE)
+        if _executable(cand):
+            return cand
+    for cand in _which_all("python3", env.get("PATH")):
+        if not _in_own_env(cand):
+            return cand
+    raise CannotJudge("no interpreter for the properties: set `python` in [tool.ballot_guard] "
+                      "(no VIRTUAL_ENV, no .venv, no python3 on PATH outside ballot-guard's own "
+                      "environment)")
+
+
+def _tracked(root: str, rev: str | None, path: str) -> bool:
+    from ballot_guard import git
+
+    top = os.path.realpath(root)
+    for cand in {os.path.abspath(path), os.path.realpath(path)}:
+        cand = os.path.realpath(os.path.dirname(cand)) + os.sep + os.path.basename(cand)
+        if not cand.startswith(top + os.sep):
+            continue
+        rel = os.path.relpath(cand, top).replace(os.sep, "/")
+        snaps = [git.Snapshot(root, rev)] if rev is not None else \
+            [git.Snapshot(root, None)] + ([git.Snapshot(root, "HEAD")] if git.head(root) else [])
+        if any(s.entry(rel) is not None for s in snaps):
+            return True
+    return False
+
+
+def check_not_tracked(root: str, python: str, *, rev: str | None = None,
+                      run_root: str | None = None) -> None:
+    """Refuse an interpreter that git tracks at the judged revision (it came with the patch)."""
+    if _tracked(root, rev, python) or (run_root and run_root != root
+                                       and _tracked(run_root, rev, python)):
+        raise CannotJudge(f"refusing interpreter {python}: it is a file tracked by git in the "
+                          "judged revision, so the change could supply its own judge")
+
+
+def run_env(environ: Mapping[str, str] | None, *, seed: int, pycache: str | None) -> dict[str, str]:
+    """The one environment every run (and the zygote) gets."""
+    env = dict(os.environ if environ is None else environ)
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONHASHSEED"] = str(seed % 4294967296)
+    if pycache:
+        env["PYTHONPYCACHEPREFIX"] = pycache
+    return env
+
+
+def probe(python: str, *, cwd: str, env: Mapping[str, str] | None = None) -> RunnerInfo:
+    """Ask the interpreter what it has; CannotJudge when it cannot import pytest."""
+    try:
+        proc = subprocess.run([python, ZYGOTE, "describe"], cwd=cwd, env=None if env is None
+                              else dict(env), capture_output=True, timeout=HANDSHAKE_TIMEOUT,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CannotJudge(f"cannot start the runner interpreter {python}: {exc}") from exc
+    return _info(python, proc.stdout.decode(errors="replace"), proc.stderr)
+
+
+def _info(python: str, line: str, stderr: bytes = b"") -> RunnerInfo:
+    try:
+        data = json.loads(line.strip().splitlines()[0] if line.strip() else "")
+    except (ValueError, IndexError):
+        err = stderr.decode(errors="replace").strip().splitlines()
+        raise CannotJudge(f"runner interpreter {python} did not start"
+                          + (f": {err[-1]}" if err else "")) from None
+    if not data.get("ok"):
+        raise CannotJudge(f"runner interpreter {python} cannot run the properties: "
+                          f"{data.get('error', 'pytest missing')}; install pytest there or set "
+                          "`python` in [tool.ballot_guard]")
+    return RunnerInfo(python=python, pytest=str(data.get("pytest")),
+                      hypothesis=data.get("hypothesis"), randomly=bool(data.get("randomly")),
+                      fork=bool(data.get("fork", True)))
+
+
+def resolve_runner(root: str, config: Config, *, environ: Mapping[str, str] | None = None,
+                   rev: str | None = None) -> str:
+    """The interpreter path; CannotJudge (4) when none, tracked by git, or without pytest."""
+    python = find_interpreter(root, config, environ=environ)
+    check_not_tracked(root, python, rev=rev)
+    probe(python, cwd=root, env=environ)
+    return python
+
+
+def pytest_args(path: str, info: RunnerInfo, seed: int) -> list[str]:
+    """Identical arguments for every run of every property."""
+    args = [path, "-q", "-p", "no:cacheprovider",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    if info.hypothesis is not None:
+        args.append(f"--hypothesis-seed={seed}")
+    if info.randomly:
+        args.append(f"--randomly-seed={seed}")
+    return args
+
+
+# --- running -----------------------------------------------------------------
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _tail(path: str, lines: int = 25) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 8192))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _counts(path: str) -> dict[str, int]:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        return {k: int(v) for k, v in data.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_out: bool,
+            seconds: float, timeout: float) -> Run:
+    outcome = outcome_of(exit_code, timed_out)
+    counts = _counts(req["result"])
+    if timed_out:
+        detail = f"killed after the {timeout:g} s timeout"
+    elif sig is not None:
+        detail = f"the run died on signal {sig}"
+    elif exit_code == 5:
+        detail = "no tests collected (pytest exit 5)"
+    elif exit_code in (2, 3, 4):
+        detail = {2: "interrupted", 3: "pytest internal error", 4: "pytest usage error"}[
+            exit_code] + f" (pytest exit {exit_code})"
+    elif outcome == "error":
+        detail = f"the runner crashed (exit {exit_code})"
+    else:
+        detail = ""
+    return Run(outcome, exit_code, seconds, counts.get("passed", 0),
+               counts.get("failed", 0) + counts.get("errors", 0), detail,
+               "" if outcome == "pass" else _tail(req["log"]))
+
+
+class _Zygote:
+    """One forking parent under the project's interpreter; runs one request at a time."""
+
+    def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str) -> None:
+        self.errlog = errlog
+        with open(errlog, "ab") as err:
+            self.proc = subprocess.Popen([python, ZYGOTE, "serve"], cwd=cwd, env=dict(env),
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=err, start_new_session=True)
+        self.buf = b""
+        self.child: int | None = None
+        self.sel = selectors.DefaultSelector()
+        assert self.proc.stdout is not None
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+
+    def readline(self, deadline: float | None) -> dict[str, Any] | None:
+        """The next reply, None on timeout; EOFError when the zygote ended."""
+        assert self.proc.stdout is not None
+        while b"\n" not in self.buf:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not self.sel.select(wait):
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                continue
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    def handshake(self, python: str) -> RunnerInfo:
+        try:
+            line = self.readline(time.monotonic() + HANDSHAKE_TIMEOUT)
+        except EOFError:
+            line = None
+        if line is None:
+            self.close()
+            raise CannotJudge(f"runner interpreter {python} did not start"
+                              + (f": {_tail(self.errlog, 1)}" if _tail(self.errlog, 1) else ""))
+        return _info(python, json.dumps(line))
+
+    def run(self, req: dict[str, Any], timeout: float) -> Run:
+        assert self.proc.stdin is not None
+        start = time.monotonic()
+        try:
+            self.proc.stdin.write((json.dumps(req) + "\n").encode())
+            self.proc.stdin.flush()
+            started = self.readline(None)
+            assert started is not None
+            self.child = int(started["pid"])
+            deadline = start + timeout
+            status = self.readline(deadline)
+            timed_out = status is None
+            if status is None:
+                _kill_group(self.child)
+                status = self.readline(None)
+                assert status is not None
+        except (EOFError, BrokenPipeError, OSError, ValueError):
+            self.close()
+            return Run("error", None, time.monotonic() - start,
+                       detail="the runner process ended unexpectedly")
+        finally:
+            self.child = None
+        return _finish(req, status.get("exit"), status.get("signal"), timed_out,
+                       time.monotonic() - start, timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.child is not None:
+            _kill_group(self.child)
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                self.proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                _kill_group(self.proc.pid)
+                self.proc.wait()
+        self.sel.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, str],
+               timeout: float) -> Run:
+    """The fallback: one fresh process per run (its own process group)."""
+    start = time.monotonic()
+    with open(req["log"], "wb") as log:
+        try:
+            proc = subprocess.Popen([python, ZYGOTE, "once", json.dumps(req)], cwd=cwd,
+                                    env=dict(env), stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            return Run("error", None, 0.0, detail=f"cannot start {python}: {exc}")
+    timed_out = False
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc.pid)
+        code = proc.wait()
+    except BaseException:
+        _kill_group(proc.pid)
+        proc.wait()
+        raise
+    sig = -code if code < 0 else None
+    return _finish(req, None if sig else code, sig, timed_out, time.monotonic() - start, timeout)
+
+
+class Session:
+    """Runs properties for one gate: same interpreter, environment, cwd and seed for all."""
+
+    def __init__(self, python: str, *, cwd: str, env: Mapping[str, str], workdir: str,
+                 seed: int, timeout: float, jobs: int = 1, fork: bool = True) -> None:
+        self.python = python
+        self.cwd = cwd
+        self.env = dict(env)
+        self.workdir = workdir
+        self.seed = seed
+        self.timeout = timeout
+        self.jobs = max(1, jobs)
+        self.fork = fork and hasattr(os, "fork") and not self.env.get("BALLOT_GUARD_NO_FORK")
+        self.info: RunnerInfo | None = None
+        self.free: list[_Zygote] = []
+        self.all: list[_Zygote] = []
+        self.counter = itertools.count(1)
+
+    def start(self) -> RunnerInfo:
+        """Start the runners and check pytest imports; CannotJudge if it does not."""
+        if self.fork:
+            zygotes = [self._spawn() for _ in range(self.jobs)]
+            infos = [z.handshake(self.python) for z in zygotes]
+            self.info = infos[0]
+            if not self.info.fork:
+                self.fork = False
+                for z in zygotes:
+                    z.close()
+            else:
+                self.free = list(zygotes)
+        if self.info is None or not self.fork:
+            self.info = probe(self.python, cwd=self.cwd, env=self.env)
+            self.info = RunnerInfo(self.info.python, self.info.pytest, self.info.hypothesis,
+                                   self.info.randomly, False)
+        return self.info
+
+    def _spawn(self) -> _Zygote:
+        z = _Zygote(self.python, self.cwd, self.env,
+                    os.path.join(self.workdir, f"zygote-{len(self.all)}.log"))
+        self.all.append(z)
+        return z
+
+    def request(self, path: str) -> dict[str, Any]:
+        assert self.info is not None
+        base = os.path.join(self.workdir, f"run-{next(self.counter)}")
+        return {"args": pytest_args(path, self.info, self.seed), "log": base + ".log",
+                "result": base + ".json", "home": base + ".hypothesis",
+                "hypothesis": self.info.hypothesis is not None}
+
+    def run(self, path: str) -> Run:
+        """Run the property file at ``path`` (relative to cwd) once, in a fresh process state.
+
+        Thread-safe for up to ``jobs`` concurrent callers."""
+        req = self.request(path)
+        if not self.fork:
+            return _run_fresh(self.python, req, cwd=self.cwd, env=self.env, timeout=self.timeout)
+        z = self.free.pop()
+        try:
+            if not z.alive:
+                z = self._spawn()
+                z.handshake(self.python)
+            return z.run(req, self.timeout)
+        finally:
+            self.free.append(z)
+
+    def close(self) -> None:
+        for z in self.all:
+            z.close()
+        self.all = []
+        self.free = []
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,102 @@
+"""Projects with real property files, pinned fixtures and the test interpreter configured."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import pytest
+
+from tests.helpers import Repo, init_repo
+
+PASS = "def test_ok():\n    assert 1 + 1 == 2\n"
+FAIL = "def test_bad():\n    assert 1 + 1 == 3\n"
+EMPTY = "# no tests here\n"
+
+
+def flip(counter: Path) -> str:
+    """A property that passes on odd runs and fails on even ones (state outside the repo)."""
+    return (
+        "import pathlib\n"
+        f"COUNTER = pathlib.Path({str(counter)!r})\n"
+        "def test_flips():\n"
+        "    n = int(COUNTER.read_text()) if COUNTER.exists() else 0\n"
+        "    COUNTER.write_text(str(n + 1))\n"
+        "    assert n % 2 == 0\n"
+    )
+
+
+def counting(log: Path, body: str = "") -> str:
+    """A passing property that appends what it sees to ``log`` (outside the repo)."""
+    return (
+        "import os, sys, json, pathlib\n"
+        f"LOG = pathlib.Path({str(log)!r})\n"
+        "def test_counts():\n"
+        "    seen = {'hashseed': os.environ.get('PYTHONHASHSEED'), 'hash': hash('ballot'),\n"
+        "            'addopts': os.environ.get('PYTEST_ADDOPTS'), 'pid': os.getpid(),\n"
+        "            'leak': 'ballot_guard_leak' in sys.modules}\n"
+        "    sys.modules['ballot_guard_leak'] = sys\n"
+        "    with LOG.open('a') as f:\n"
+        "        f.write(json.dumps(seen) + '\\n')\n"
+        + body
+    )
+
+
+def make_project(repo: Repo, props: Mapping[str, str], *, table: str = "",
+                 python: str | None = sys.executable, freeze: Any = None,
+                 commit: bool = True) -> Repo:
+    lines = ["[tool.ballot_guard]"]
+    if python is not None:
+        lines.append(f"python = {json.dumps(python)}")
+    pyproject = "\n".join(lines) + "\n" + table
+    repo.write("pyproject.toml", pyproject)
+    repo.write("fixtures/cases.json", '{"retries": 3}\n')
+    for name, source in props.items():
+        repo.write(f"properties/test_{name}.py", source)
+    if freeze is not None:
+        repo.write("freeze_set.json", json.dumps(freeze, indent=2) + "\n")
+    pin(repo)
+    if commit:
+        repo.commit_all("project")
+    return repo
+
+
+def pin(repo: Repo) -> None:
+    from ballot_guard import config, pin as pins
+
+    root = str(repo.path)
+    cfg = config.load_worktree(root)
+    got = pins.digest_worktree(root, cfg)
+    assert got.digest is not None
+    pins.write_pin(root, cfg.digest_file, got.digest)
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def scorecard(repo: Repo) -> Any:
+    return read_json(repo.path / ".ballot_guard" / "scorecard.json")
+
+
+def lines(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.fixture(autouse=True)
+def _shared_pycache(tmp_path_factory: pytest.TempPathFactory,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """One warm bytecode cache for every gate a test worker runs."""
+    cache = tmp_path_factory.getbasetemp() / "bg-pycache"
+    monkeypatch.setenv("BALLOT_GUARD_PYCACHE", str(cache))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Repo:
+    return init_repo(tmp_path / "repo")
+
+
+__all__ = ["PASS", "FAIL", "EMPTY", "flip", "counting", "make_project", "pin", "read_json",
+           "scorecard", "lines", "init_repo", "os"]
