@@ -184,7 +184,8 @@ def _check(root: str, config: Config, text: str | None, why: str | None,
         return PinCheck(False, None, actual, None, problem, (), warnings)
     if pin is None:
         problem = (f"no valid pinned digest: {config.digest_file} holds {pinned!r}, not "
-                   "`sha256-v2:<64 hex digits>` (or a v1 digest: 64 hex digits)")
+                   "`sha256-v2:<64 hex digits>` (or a v1 digest: 64 hex digits); re-pin with "
+                   "`ballot-guard digest --pin` in a reviewed commit")
         return PinCheck(False, pinned, actual, None, problem, (), warnings)
     if actual == str(pin):
         return PinCheck(True, str(pin), actual, pin.format, None, (), warnings)
