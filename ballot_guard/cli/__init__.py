@@ -13,9 +13,11 @@ from ballot_guard.cli import digest
 from ballot_guard.cli import scope
 from ballot_guard.cli import split
 from ballot_guard.cli import demo
+from ballot_guard.cli import freeze, gate, unfreeze
 
 Register = Callable[["argparse._SubParsersAction[Any]"], None]
 
 COMMANDS: list[Register] = [scope.register, hook.register, ci.register, install.register,
                            digest.register,
-                           split.register, demo.register]
+                           split.register, demo.register, gate.register, freeze.register,
+                           unfreeze.register]
