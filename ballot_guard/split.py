@@ -80,6 +80,7 @@ class Outcome:
     oracle_commit: str | None
     behavior_commit: str | None = None  # --head only
     tables: tuple[str, ...] = ()  # files split by table
+    blocked: str | None = None  # a policy refusal (exit 1), nothing was changed
 
 
 # A classifier judges the deltas of a change against ``base`` whose new side is
@@ -167,15 +168,18 @@ class Author:
                 "GIT_AUTHOR_DATE": self.date}
 
 
-def read_commit(root: str, sha: str) -> tuple[Author, list[str], bytes]:
-    """A commit's author, parents and raw message bytes."""
+def read_commit(root: str, sha: str) -> tuple[Author, list[str], bytes, str | None]:
+    """A commit's author, parents, raw message bytes and declared encoding."""
     raw = git.out(["cat-file", "commit", sha], cwd=root)
     header, _, message = raw.partition(b"\n\n")
     author: Author | None = None
     parents: list[str] = []
+    encoding: str | None = None
     for line in header.split(b"\n"):
         key, _, value = line.partition(b" ")
-        if key == b"parent":
+        if key == b"encoding":
+            encoding = value.decode("ascii", "replace")
+        elif key == b"parent":
             parents.append(value.decode())
         elif key == b"author":
             who, _, when = value.rpartition(b"> ")
@@ -183,16 +187,21 @@ def read_commit(root: str, sha: str) -> tuple[Author, list[str], bytes]:
             author = Author(os.fsdecode(name), os.fsdecode(email), when.decode())
     if author is None:
         raise CannotJudge(f"commit {sha[:12]} has no author line")
-    return author, parents, message
+    return author, parents, message, encoding
 
 
 def commit_tree(root: str, tree: str, parent: str, message: bytes, *,
-                author: Author | None = None) -> str:
-    """A commit object; identity and signing as git commit would choose them."""
+                author: Author | None = None, encoding: str | None = None) -> str:
+    """A commit object; identity and signing as git commit would choose them.
+
+    No hook runs (commit-tree has none).  ``encoding`` keeps a message's
+    declared non-UTF-8 encoding header.
+    """
     env: dict[str, str] | None = None
     if author is not None:
         env = dict(os.environ, **author.env())
-    return git.out(["commit-tree", tree, "-p", parent], cwd=root, env=env,
+    opts = ["-c", f"i18n.commitEncoding={encoding}"] if encoding else []
+    return git.out([*opts, "commit-tree", tree, "-p", parent], cwd=root, env=env,
                    input=message).decode().strip()
 
 
@@ -223,6 +232,37 @@ def pushed_to(root: str, sha: str) -> list[str]:
     data = git.out(["for-each-ref", "--contains", sha, "--format=%(refname)", "refs/remotes/"],
                    cwd=root)
     return [os.fsdecode(r) for r in data.splitlines() if r]
+
+
+def commit_identities(root: str, sha: str) -> tuple[str, ...]:
+    """Author, committer and every Co-authored-by of a commit."""
+    from ballot_guard.change import coauthors, commit_info
+
+    info = commit_info(root, sha)
+    return (info.author, info.committer, *coauthors(info.message))
+
+
+def agent_refusal(root: str, base: str, sides: Sides, identities: Sequence[str], *,
+                  staged: bool) -> str | None:
+    """Rule 2's refusal when an agent would get an oracle commit out of split.
+
+    split commits without hooks, so it must not carry an agent's oracle change:
+    the agent flag (``BALLOT_GUARD_AGENT``), the identity git would commit with,
+    or (``--head``) the commit's own identities matching ``agents``.
+    """
+    from ballot_guard import config, identity
+    from ballot_guard.change import agent_env
+
+    agents = config.load_at(root, base).agents
+    if not agent_env(None) and not identity.any_agent(
+            agents, (*identities, *identity.committing_identities(root))):
+        return None
+    oracle = " ".join(sorted(sides.oracle))
+    if staged:
+        return ("rule 2: an agent change touches oracle paths; split will not commit them. "
+                f"Unstage them and leave them to a human: git restore --staged -- {oracle}")
+    return ("rule 2: an agent commit touches oracle paths; splitting it would not make it "
+            f"pass. Revert its oracle part and leave it to a human: {oracle}")
 
 
 # ---- planning -----------------------------------------------------------------------------
@@ -288,6 +328,9 @@ def split_staged(root: str, *, message: str | None = None, classify: Classifier 
     sides = (classify or default_classifier)(root, head, deltas, git.Snapshot(root))
     if not sides.mixed:
         return Outcome(sides, None)
+    blocked = agent_refusal(root, head, sides, (), staged=True)
+    if blocked:
+        return Outcome(sides, None, blocked=blocked)
     updates = plan_updates(root, deltas, sides, table_split)
     tree = build_tree(root, head, updates)
     text = message if message is not None else default_message(sides)
@@ -303,7 +346,7 @@ def split_head(root: str, *, message: str | None = None, classify: Classifier | 
     if head is None:
         raise CannotJudge("cannot split --head: no commit yet (HEAD is unborn)")
     refuse_in_progress(root)
-    author, parents, original = read_commit(root, head)
+    author, parents, original, encoding = read_commit(root, head)
     if not parents:
         raise CannotJudge(f"cannot split --head: {head[:12]} is a root commit (no parent to "
                           "put the oracle part on)")
@@ -319,12 +362,15 @@ def split_head(root: str, *, message: str | None = None, classify: Classifier | 
     sides = (classify or default_classifier)(root, parent, deltas, git.Snapshot(root, head))
     if not sides.mixed:
         return Outcome(sides, None)
+    blocked = agent_refusal(root, parent, sides, commit_identities(root, head), staged=False)
+    if blocked:
+        return Outcome(sides, None, blocked=blocked)
     updates = plan_updates(root, deltas, sides, table_split)
     tree = build_tree(root, parent, updates)
     oracle_msg = head_oracle_message(original, message)
-    oracle = commit_tree(root, tree, parent, oracle_msg, author=author)
+    oracle = commit_tree(root, tree, parent, oracle_msg, author=author, encoding=encoding)
     head_tree = git.out(["rev-parse", f"{head}^{{tree}}"], cwd=root).decode().strip()
-    behavior = commit_tree(root, head_tree, oracle, original, author=author)
+    behavior = commit_tree(root, head_tree, oracle, original, author=author, encoding=encoding)
     move_head(root, behavior, head, "oracle part, then behaviour")
     return Outcome(sides, oracle, behavior, tables=tuple(sorted(sides.by_table)))
 

@@ -145,3 +145,66 @@ def test_cli_usage_errors(repo: Repo) -> None:
     assert run_cli(["split", "-m", " "], repo.path).code == 4
     r = run_cli(["split"], repo.path)
     assert r.code == 0 and "nothing to split" in r.out
+
+
+def test_agent_commit_touching_the_oracle_is_blocked(repo: Repo) -> None:
+    base_repo(repo)
+    repo.write("pyproject.toml", '[tool.ballot_guard]\nagents = ["code bot <*>"]\n')
+    repo.commit_all("agents")
+    repo.write("properties/test_retry.py", "loosened\n")
+    repo.write("src/billing.py", "RETRIES = 4\n")
+    repo.stage()
+    repo.commit("agent patch", author=AGENT)
+    assert "rule 2" in refused(repo, "--head", code=1)
+
+
+def test_agent_flag_blocks_a_staged_split(mixed_head: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = mixed_head
+    repo.git("reset", "-q", "--soft", "HEAD^")
+    monkeypatch.setenv("BALLOT_GUARD_AGENT", "1")
+    out = refused(repo, code=1)
+    assert "rule 2" in out and "git restore --staged -- properties/test_retry.py" in out
+    monkeypatch.delenv("BALLOT_GUARD_AGENT")
+    assert run_cli(["split"], repo.path).code == 0
+
+
+def test_agent_identity_blocks_a_staged_split(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    base_repo(repo)
+    repo.write("pyproject.toml", '[tool.ballot_guard]\nagents = ["*[bot]*"]\n')
+    repo.commit_all("agents")
+    repo.write("properties/test_retry.py", "loosened\n")
+    repo.write("src/billing.py", "RETRIES = 4\n")
+    repo.stage()
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "helper[bot]")
+    assert "rule 2" in refused(repo, code=1)
+
+
+def test_a_declared_message_encoding_is_kept(mixed_head: Repo) -> None:
+    repo = mixed_head
+    repo.git("reset", "-q", "--soft", "HEAD^")
+    repo.git("-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "--no-verify", "-F", "-",
+             input="Caf\xe9 cap\n".encode("latin-1"))
+    original = repo.git("cat-file", "commit", "HEAD").encode("utf-8", "surrogateescape")
+    assert b"encoding ISO-8859-1" in original
+    assert run_cli(["split", "--head"], repo.path).code == 0
+    for rev in ("HEAD", "HEAD^"):
+        raw = repo.git("cat-file", "commit", rev).encode("utf-8", "surrogateescape")
+        assert b"\nencoding ISO-8859-1\n" in raw and b"Caf\xe9 cap" in raw
+
+
+def test_run_from_a_subdirectory(mixed_head: Repo) -> None:
+    repo = mixed_head
+    repo.git("reset", "-q", "--soft", "HEAD^")
+    r = run_cli(["split"], repo.path / "src")
+    assert r.code == 0, r.err
+    assert names(repo, "diff", "--cached") == {"src/billing.py", "README.md"}
+
+
+def test_unmerged_entries_are_refused(mixed_head: Repo) -> None:
+    repo = mixed_head
+    repo.git("reset", "-q", "--soft", "HEAD^")
+    blob = repo.git("rev-parse", ":src/billing.py").strip()
+    repo.git("update-index", "--index-info",
+             input=(f"0 {'0' * 40}\tsrc/billing.py\n100644 {blob} 1\tsrc/billing.py\n"
+                    f"100644 {blob} 2\tsrc/billing.py\n100644 {blob} 3\tsrc/billing.py\n").encode())
+    assert "unmerged" in refused(repo)

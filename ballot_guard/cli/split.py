@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ballot_guard import git
-    from ballot_guard.exit_codes import CLEAN
+    from ballot_guard.exit_codes import BLOCKED, CLEAN
     from ballot_guard.output import say
     from ballot_guard.split import describe, split_head, split_staged
 
@@ -34,8 +34,14 @@ def run(args: argparse.Namespace) -> int:
     what = "HEAD commit" if args.head else "staged change"
     outcome = (split_head if args.head else split_staged)(root, message=args.message)
     sides = outcome.sides
+    if outcome.blocked:
+        say(f"ballot-guard split: {what}: blocked")
+        say(f"  {outcome.blocked}")
+        return BLOCKED
     if outcome.oracle_commit is None:
-        if not sides.oracle:
+        if not (sides.oracle or sides.behavior or sides.neutral):
+            say(f"nothing to split: the {what} changes nothing")
+        elif not sides.oracle:
             say(f"nothing to split: the {what} touches no oracle path")
         else:
             say(f"nothing to split: the {what} touches only oracle"
