@@ -92,6 +92,8 @@ def _lazy(module: str, name: str) -> Rule:
 RULES: list[Rule] = [
     mixed,
     agent_oracle,
+    _lazy("ballot_guard.pin_rule", "fixtures_repinned"),
+    _lazy("ballot_guard.freeze_rule", "freeze_history_kept"),
 ]
 
 
