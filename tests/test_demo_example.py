@@ -52,6 +52,23 @@ def test_copy_renames_package_data_and_names_the_interpreter(example: Path) -> N
     assert "*agent@example.com*" in config.agents and "*[bot]*" in config.agents
 
 
+def test_copy_skips_caches_left_in_the_source_tree(tmp_path: Path) -> None:
+    assert build.skipped(Path("properties/__pycache__/test_x.cpython-311.pyc"))
+    assert build.skipped(Path(".mypy_cache/x.json"))
+    assert build.skipped(Path("properties/.hypothesis/examples/x"))
+    assert not build.skipped(Path("billing/client.py"))
+    assert not build.skipped(Path("gitignore"))
+
+
+def test_prepare_without_dir_makes_a_new_empty_temporary_dir() -> None:
+    made = build.prepare(None)
+    try:
+        assert made.is_dir() and not any(made.iterdir())
+        assert made.name.startswith("ballot-guard-demo-")
+    finally:
+        made.rmdir()
+
+
 def test_copy_writes_an_interpreter_path_with_quotes_as_valid_toml(tmp_path: Path) -> None:
     odd = '/opt/py "3"\\bin/python'
     build.copy_example(tmp_path, odd)

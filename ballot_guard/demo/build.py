@@ -18,7 +18,7 @@ from ballot_guard.errors import CannotJudge
 EXAMPLE = Path(__file__).resolve().parent / "example"
 # Package data cannot hold some names as they are; they are renamed on copy.
 RENAMES = {"gitignore": ".gitignore", "pyproject.toml.in": "pyproject.toml"}
-SKIP = {"__pycache__", ".hypothesis", ".pytest_cache", ".billing-state"}
+
 FIRST = ("billing", "README.md", ".gitignore", "pyproject.toml")
 SECOND = ("properties", "fixtures", "fixture_digest.txt")
 
@@ -36,11 +36,17 @@ def prepare(directory: str | None) -> Path:
     return path
 
 
+def skipped(rel: Path) -> bool:
+    """Caches a run in the source tree may leave (hidden or __pycache__): not example files."""
+    return any(part.startswith(".") or part == "__pycache__" for part in rel.parts) \
+        or rel.suffix == ".pyc"
+
+
 def copy_example(dest: Path, python: str) -> None:
     """Copy the bundled files into ``dest``; the config names ``python`` as the runner."""
     for src in sorted(EXAMPLE.rglob("*")):
         rel = src.relative_to(EXAMPLE)
-        if SKIP.intersection(rel.parts) or src.suffix == ".pyc" or src.is_dir():
+        if src.is_dir() or skipped(rel):
             continue
         target = dest / rel.parent / RENAMES.get(rel.name, rel.name)
         target.parent.mkdir(parents=True, exist_ok=True)

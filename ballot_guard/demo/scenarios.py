@@ -8,7 +8,6 @@ working tree, ``Git`` runs git (as the agent when ``agent``), ``Check`` runs
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CLEAN, DRIFT
 
@@ -38,7 +37,7 @@ class Check:
     expect: int
 
 
-Action = Union[Say, Edit, Git, Check]
+Action = Say | Edit | Git | Check
 
 
 @dataclass(frozen=True)
