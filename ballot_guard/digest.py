@@ -17,8 +17,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from ballot_guard.errors import CannotJudge
 

@@ -9,7 +9,7 @@ as they lie on disk.
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable
+from collections.abc import Iterable
 
 from ballot_guard import git
 from ballot_guard.config import Config
@@ -81,8 +81,8 @@ def diagnose(root: str, config: Config, snapshot: git.Snapshot | None, pin_text:
     start = snapshot.rev if snapshot is not None and snapshot.rev is not None else git.head(root)
     name = config.digest_file
     if start is None:
-        return (f"history cannot tell what changed: {name} has never been committed "
-                "(no commit yet)",)
+        never = f"history cannot tell what changed: {name} has never been committed"
+        return (f"{never} (no commit yet)",)
     base = git.last_commit_touching(root, start, name)
     if base is None:
         return (f"history cannot tell what changed: {name} has never been committed",)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ballot_guard import git
 from ballot_guard.config import Config, ConfigError

@@ -7,7 +7,13 @@ from ballot_guard import git
 from ballot_guard.change import Change, FileChange
 from ballot_guard.config import Config
 from ballot_guard.pin_rule import fixtures_repinned
-from ballot_guard.scope import ScopeContext, Verdict, judge_commit, judge_patch, judge_staged
+from ballot_guard.scope import (
+    ScopeContext,
+    Verdict,
+    judge_commit,
+    judge_patch,
+    judge_staged,
+)
 from tests.digest_trees import article_digest
 from tests.helpers import Repo, run_cli
 
@@ -161,11 +167,12 @@ def test_a_v1_pin_re_pinned_by_the_article_snippet_is_accepted(project: Repo) ->
 # --- the rule as a function of a ScopeContext ----------------------------------------
 
 def _ctx(project: Repo, files: tuple[FileChange, ...], new: git.Snapshot,
-         config: Config = Config()) -> ScopeContext:
+         config: Config | None = None) -> ScopeContext:
     root = str(project.path)
     base = project.head()
     change = Change("commit", "commit x", None, base, files, (), False)
-    return ScopeContext(root, change, config, (), (), (), False, git.Snapshot(root, base),
+    return ScopeContext(root, change, config or Config(), (), (), (), False,
+                        git.Snapshot(root, base),
                         lambda: new)
 
 

@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ballot_guard import config as cfg, git, output
+    from ballot_guard import config as cfg
+    from ballot_guard import git, output
 
     if args.pin and args.rev is not None:
         raise UsageError("digest: --pin writes the working tree's pin and takes no --rev")
