@@ -9,13 +9,16 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from billing.breaker import Breaker, MemoryStore
 from billing.client import BillingClient, Charge, Receipt, RetriesExhausted, Transport
 from billing.clock import FakeClock
 
+# Same inputs, same verdict: no deadline and no health check that depends on the
+# machine's load, no example database carried from one run to the next.
+STEADY = settings(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 POLICY = json.loads((FIXTURES / "retry_policy.json").read_text())
 CAP: int = POLICY["max_attempts"]
@@ -45,7 +48,7 @@ def storm(client: BillingClient, attempts: int | None = None) -> None:
         client.charge(CHARGE, attempts=attempts)
 
 
-@settings(deadline=None, database=None)
+@STEADY
 @given(requested=st.integers(min_value=1, max_value=10))
 @example(requested=10)
 def test_attempts_never_exceed_the_cap(requested: int) -> None:
@@ -60,7 +63,7 @@ def test_default_attempts_is_the_cap() -> None:
     assert len(calls) == CAP
 
 
-@settings(deadline=None, database=None)
+@STEADY
 @given(failures=st.integers(min_value=0, max_value=CAP - 1))
 def test_a_late_answer_is_taken_and_backoff_doubles(failures: int) -> None:
     calls: list[str] = []
