@@ -11,12 +11,15 @@ combined.judge.  A ref that cannot be judged is 4, never a pass.
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from ballot_guard import exit_codes, git
 from ballot_guard.advice import NEXT, block_lines, rules_text
 from ballot_guard.errors import CannotJudge
 from ballot_guard.output import say, warn
+
+if TYPE_CHECKING:
+    from ballot_guard.scope import Verdict
 
 
 def _under(path: str, folder: str) -> bool:
@@ -24,31 +27,16 @@ def _under(path: str, folder: str) -> bool:
 
 
 def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
-    from ballot_guard.config import load_at, parse_pyproject, PYPROJECT
     from ballot_guard.scope import judge_staged, print_verdict
 
     env = dict(os.environ if environ is None else environ)
-    index = git.Snapshot(root)
-    base_config = load_at(root, git.head(root))  # what the scope rules judge by
-    config = parse_pyproject(index.read(PYPROJECT), f"{PYPROJECT} (staged)")  # what is pinned
     verdict = judge_staged(root, environ=env)
-    paths = verdict.change.paths()
-    pinned = {c.digest_file for c in (base_config, config)}
-    fixtures = {c.fixtures_dir for c in (base_config, config)}
-    touches_pin = any(p in pinned or any(_under(p, f) for f in fixtures) for p in paths)
-    if touches_pin and (verdict.judged or index.entry(config.digest_file) is not None):
-        from ballot_guard.pin import check_snapshot
-
-        check = check_snapshot(index, config)
-        for line in check.warnings:
-            warn(f"ballot-guard: warning: {line}")
-        if not check.ok:
-            for line in check.details:
-                say(f"  {line}")
-            say(f"ballot-guard: FIXTURE PIN (exit 2): staged fixtures: "
-                f"{check.problem or 'the pin does not match'}")
-            say(f"  next: {NEXT[3]}")
-            return exit_codes.DRIFT
+    # The fixtures and the pin are oracle paths (under HEAD's config, and a staged config
+    # that moves them is itself oracle), so a change with no oracle path needs no digest.
+    if verdict.oracle:
+        code = _staged_pin(root, verdict)
+        if code != exit_codes.CLEAN:
+            return code
     if verdict.status == "blocked":
         print_verdict(verdict)
         for line in block_lines(verdict):
@@ -62,6 +50,34 @@ def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
         say("ballot-guard: staged change not judged: HEAD holds no digest file yet "
             "(pin the fixtures with `ballot-guard digest --pin` to adopt)")
     return exit_codes.CLEAN
+
+
+def _staged_pin(root: str, verdict: Verdict) -> int:
+    """The digest of the staged fixtures when the fixtures or the pin are staged: 0 or 2."""
+    from ballot_guard.config import PYPROJECT, load_at, parse_pyproject
+    from ballot_guard.pin import check_snapshot
+
+    index = git.Snapshot(root)
+    base_config = load_at(root, verdict.change.base)  # what the scope rules judge by
+    config = parse_pyproject(index.read(PYPROJECT), f"{PYPROJECT} (staged)")  # what is pinned
+    pinned = {c.digest_file for c in (base_config, config)}
+    fixtures = {c.fixtures_dir for c in (base_config, config)}
+    if not any(p in pinned or any(_under(p, f) for f in fixtures)
+               for p in verdict.change.paths()):
+        return exit_codes.CLEAN
+    if not verdict.judged and index.entry(config.digest_file) is None:
+        return exit_codes.CLEAN  # before adoption, with no pin staged: nothing to check
+    check = check_snapshot(index, config)
+    for line in check.warnings:
+        warn(f"ballot-guard: warning: {line}")
+    if check.ok:
+        return exit_codes.CLEAN
+    for line in check.details:
+        say(f"  {line}")
+    say(f"ballot-guard: FIXTURE PIN (exit 2): staged fixtures: "
+        f"{check.problem or 'the pin does not match'}")
+    say(f"  next: {NEXT[3]}")
+    return exit_codes.DRIFT
 
 
 def pre_push(root: str, remote: str | None, url: str | None, stdin: str | None, *,

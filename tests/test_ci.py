@@ -1,0 +1,123 @@
+"""``ballot-guard ci --base REV`` and its GitHub Actions output."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ballot_guard.annotations import command, error, escape_data, escape_property
+from tests.helpers import Repo, run_cli
+from tests.hookutil import BILLING, make_project
+
+
+def _unescape(text: str) -> str:
+    for raw, esc in ((",", "%2C"), (":", "%3A"), ("\n", "%0A"), ("\r", "%0D"), ("%", "%25")):
+        text = text.replace(esc, raw)
+    return text
+
+
+@given(st.text())
+def test_escaping_round_trips_and_leaves_no_separator(text: str) -> None:
+    data, prop = escape_data(text), escape_property(text)
+    assert "\n" not in data and "\r" not in data
+    assert not set(",:\n\r") & set(prop)
+    assert _unescape(prop) == text
+    assert _unescape(data) == text
+
+
+def test_command_shapes() -> None:
+    assert command("error", "boom") == "::error::boom"
+    assert error("50% off\nnow", file="a,b:c.py", title="t: x") == \
+        "::error file=a%2Cb%3Ac.py,title=t%3A x::50%25 off%0Anow"
+
+
+@pytest.fixture
+def pr(tmp_path: Path) -> Repo:
+    """An adopted project with a feature branch checked out (base: main)."""
+    repo = make_project(tmp_path / "project")
+    repo.git("checkout", "-q", "-b", "feature")
+    return repo
+
+
+@pytest.fixture
+def github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    return summary
+
+
+def test_a_blocked_pull_request_annotates_its_paths(pr: Repo, github: Path) -> None:
+    pr.write("odd,na:me.py", "x = 1\n")
+    pr.write("properties/test_bounded_retry.py",
+             (pr.path / "properties/test_bounded_retry.py").read_text() + "\n")
+    pr.commit_all("mixed")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 1, res.out + res.err
+    lines = [ln for ln in res.out.splitlines() if ln.startswith("::error")]
+    assert "::error file=odd%2Cna%3Ame.py,title=ballot-guard%3A rule 1 (exit 1)::" in \
+        "\n".join(lines)
+    assert any(ln.startswith("::error file=properties/test_bounded_retry.py,") for ln in lines)
+    assert all("\n" not in ln for ln in lines)
+    text = github.read_text()
+    assert text.startswith("earlier step\n")  # appended, not overwritten
+    assert "## ballot-guard: blocked (exit 1)" in text
+    assert "| commit | verdict | rules | oracle | behaviour |" in text
+    assert "| blocked | 1 |" in text
+    assert "Ballots" not in text  # the gate did not run
+
+
+def test_a_clean_pull_request_summarises_ballots_and_seed(pr: Repo, github: Path) -> None:
+    pr.write("billing.py", BILLING + "\n# tidy\n")
+    pr.commit_all("tidy")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 0, res.out + res.err
+    assert "::error" not in res.out
+    text = github.read_text()
+    assert "## ballot-guard: clean (exit 0)" in text
+    assert "| bounded_retry | pass | 2 | pass pass |" in text
+    assert "(seed " in text and "**Abstainers:** none" in text
+    assert ": holds" in text
+
+
+def test_a_stable_failure_is_annotated_on_its_property(pr: Repo, github: Path) -> None:
+    pr.write("billing.py", BILLING.replace("calls >= retries", "calls > retries"))
+    pr.commit_all("retry four times")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 1, res.out + res.err
+    assert "::error file=properties/test_bounded_retry.py,title=ballot-guard%3A fail (exit 1)::" \
+        in res.out
+    assert "| bounded_retry | fail |" in github.read_text()
+
+
+def test_drift_at_head_is_2_and_annotated_on_the_pin(pr: Repo, github: Path) -> None:
+    pr.write("fixtures/cards.json", "{}\n")
+    pr.commit_all("move a fixture")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 2, res.out + res.err
+    assert "::error file=fixture_digest.txt,title=ballot-guard%3A fixture pin (exit 2)::" in res.out
+    assert "**drift**" in github.read_text()
+
+
+def test_no_annotations_outside_github(pr: Repo) -> None:
+    pr.write("billing.py", BILLING + "\n# x\n")
+    pr.write("properties/test_bounded_retry.py",
+             (pr.path / "properties/test_bounded_retry.py").read_text() + "\n")
+    pr.commit_all("mixed")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 1 and "::error" not in res.out and "rule 1" in res.out
+
+
+def test_an_unknown_base_is_4_and_says_why(pr: Repo, github: Path) -> None:
+    res = run_cli(["ci", "--base", "origin/nowhere"], pr.path)
+    assert res.code == 4 and "fetch-depth" in res.err
+    assert "could not judge (exit 4)" in github.read_text()
+    assert "::error title=ballot-guard%3A could not judge (exit 4)::" in res.out
+
+
+def test_base_is_required(pr: Repo) -> None:
+    res = run_cli(["ci"], pr.path)
+    assert res.code == 4 and "--base" in res.err
