@@ -5,7 +5,7 @@ hook's text has to carry the verdict itself.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ballot_guard.scope import Verdict
@@ -20,7 +20,7 @@ RULES = {
 # exit code each rule stands for in the combined commands (hook, ci)
 RULE_EXIT = {1: 1, 2: 1, 3: 2, 4: 1}
 
-NEXT: dict[Union[int, str], str] = {
+NEXT: dict[int | str, str] = {
     1: "split it: `ballot-guard split` commits the oracle part alone (review it), "
        "then commit the behaviour part; for a commit: `ballot-guard split --head`",
     2: "an agent may not touch the oracle: unstage the oracle paths "

@@ -8,9 +8,11 @@ blocked and appends a Markdown summary to ``$GITHUB_STEP_SUMMARY``.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from ballot_guard import annotations, exit_codes, git
+import ballot_guard.annotations as gh
+from ballot_guard import exit_codes, git
 from ballot_guard.combined import Judgement, judge
 from ballot_guard.errors import CannotJudge
 from ballot_guard.prepush import Target
@@ -57,11 +59,11 @@ def annotation_lines(j: Judgement) -> list[str]:
 
     lines = []
     if j.stage in ("config", "runner", "error"):
-        lines.append(annotations.error(j.message, title="ballot-guard: could not judge (exit 4)"))
+        lines.append(gh.error(j.message, title="ballot-guard: could not judge (exit 4)"))
     for tip, check in j.pins.items():
         if not check.ok:
             cfg = j.configs[tip]
-            lines.append(annotations.error(
+            lines.append(gh.error(
                 "\n".join([check.problem or "the pin does not hold", *check.details]),
                 file=cfg.digest_file, title="ballot-guard: fixture pin (exit 2)"))
     for v in j.verdicts:
@@ -72,14 +74,14 @@ def annotation_lines(j: Judgement) -> list[str]:
         message = "\n".join(f"{v.change.label}: rule {r.rule}: {r.message}" for r in v.reasons)
         title = f"ballot-guard: rule {', '.join(map(str, rules))} (exit {code})"
         for path in _blocked_paths(v):
-            lines.append(annotations.error(message, file=path, title=title))
+            lines.append(gh.error(message, file=path, title=title))
     for tip, card in j.scorecards.items():
         props_dir = j.configs[tip].properties_dir
         for name, prop in ((card or {}).get("properties") or {}).items():
             ballot = prop.get("ballot")
             if ballot in ("fail", "freeze", "frozen", "error"):
                 code = {"fail": 1, "freeze": 3, "frozen": 3, "error": 4}[ballot]
-                lines.append(annotations.error(
+                lines.append(gh.error(
                     f"property {name}: ballot {ballot} (seed {card.get('seed')})",
                     file=f"{props_dir}/test_{name}.py",
                     title=f"ballot-guard: {ballot} (exit {code})"))

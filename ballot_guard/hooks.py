@@ -11,7 +11,8 @@ combined.judge.  A ref that cannot be judged is 4, never a pass.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ballot_guard import exit_codes, git
 from ballot_guard.advice import NEXT, block_lines, rules_text

@@ -9,8 +9,8 @@ branch).  hooks.py turns a Target into commits with git.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ballot_guard.errors import CannotJudge
 

@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import Repo, init_repo, run_cli
-from tests.hookutil import BILLING, FLAKY, bare_remote, commit, env_with, make_project, push
+from tests.hookutil import (
+    BILLING,
+    FLAKY,
+    bare_remote,
+    commit,
+    env_with,
+    make_project,
+    push,
+)
 
 
 @pytest.fixture

@@ -7,7 +7,12 @@ from hypothesis import strategies as st
 
 from ballot_guard.errors import CannotJudge
 from ballot_guard.prepush import (
-    PushRef, Target, from_pre_commit, is_zero, parse_push_lines, targets,
+    PushRef,
+    Target,
+    from_pre_commit,
+    is_zero,
+    parse_push_lines,
+    targets,
 )
 
 Z = "0" * 40

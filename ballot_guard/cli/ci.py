@@ -5,7 +5,7 @@ import argparse
 from typing import Any
 
 
-def register(subparsers: "argparse._SubParsersAction[Any]") -> None:
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p = subparsers.add_parser(
         "ci", help="judge a pull request: scope of BASE..HEAD, pin and gate at HEAD",
         description="Scope of every commit in BASE..HEAD, then the pin and the gate at HEAD. "

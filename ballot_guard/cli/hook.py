@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 
-def register(subparsers: "argparse._SubParsersAction[Any]") -> None:
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p = subparsers.add_parser("hook", help="what the pre-commit and pre-push stages run",
                               description="What the git hooks (or the pre-commit framework) run.")
     stages = p.add_subparsers(dest="stage", metavar="STAGE")

@@ -5,7 +5,7 @@ import argparse
 from typing import Any
 
 
-def register(subparsers: "argparse._SubParsersAction[Any]") -> None:
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p = subparsers.add_parser(
         "install", help="install plain git hooks (pre-commit, pre-push)",
         description="Install ballot-guard's pre-commit and pre-push hooks into the hooks "
