@@ -109,8 +109,8 @@ STEPS: tuple[Step, ...] = (
         RENAME, RAISE_CAP, *LOOSEN,
         Git(("commit", "-q", "--no-verify", "-a", "-m", "Rename the retry helper"), agent=True),
         Check(("scope", "--commit", "HEAD"), BLOCKED),
-        Say("Split it: take the commit back into the index, commit the oracle part alone, "
-            "and leave the behaviour part staged."),
+        Say("A human takes the commit back into the index and splits it: the oracle part "
+            "is committed alone, for review; the behaviour part stays staged."),
         Git(("reset", "-q", "--soft", "HEAD~1")),
         Check(("scope", "--staged", "--agent"), BLOCKED),
         Check(("split", "-m", "bounded_retry: allow a fourth attempt (from the agent patch)"),
