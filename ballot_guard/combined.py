@@ -132,10 +132,11 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
                      ", ".join(f"rule {n} ({rule_name(n)})" for n in rules) +
                      "; the gate did not run", " / ".join(NEXT[n] for n in rules))
     # 6. the gate on a clean worktree of every tip
-    from ballot_guard.gate import run_gate
+    from ballot_guard.gate import SCORECARD, run_gate
+    from ballot_guard.state import state_dir
 
     for tip in j.tips:
-        path = scorecard or os.path.join(root, ".ballot_guard", "scorecard.json")
+        path = scorecard or os.path.join(state_dir(root), SCORECARD)  # the gate's own default
         code = run_gate(root, rev=tip, scorecard=path, environ=env)
         j.gate_codes[tip] = code
         j.scorecards[tip] = _read_json(path)

@@ -51,17 +51,19 @@ def test_flaky():
 """
 
 
-def pyproject(extra: str = "") -> str:
-    return (f'[tool.ballot_guard]\npython = "{sys.executable}"\n'
-            f'neutral_paths = ["*.md", "docs/**"]\n{extra}')
+def pyproject(extra: str = "", *, python: bool = True) -> str:
+    """The project's config; ``python`` False leaves the runner to $VIRTUAL_ENV / .venv / PATH."""
+    line = f'python = "{sys.executable}"\n' if python else ""
+    return f'[tool.ballot_guard]\n{line}neutral_paths = ["*.md", "docs/**"]\n{extra}'
 
 
-def make_project(path: Path, extra: dict[str, str] | None = None) -> Repo:
+def make_project(path: Path, extra: dict[str, str] | None = None, *,
+                 python: bool = True) -> Repo:
     """An adopted repo on main: billing code, one property, one fixture, the pin committed."""
     repo = init_repo(path)
     for rel, content in (extra or {}).items():
         repo.write(rel, content)
-    repo.write("pyproject.toml", pyproject())
+    repo.write("pyproject.toml", pyproject(python=python))
     repo.write("billing.py", BILLING)
     repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
     repo.write("properties/test_bounded_retry.py", PROPERTY)

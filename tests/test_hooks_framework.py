@@ -64,7 +64,10 @@ def framework_project(hook_repo: tuple[Path, str, Path], tmp_path: Path,
                       monkeypatch: pytest.MonkeyPatch) -> Repo:
     path, sha, home = hook_repo
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home))  # one hook venv for the module
-    repo = make_project(tmp_path / "project", {".pre-commit-config.yaml": _config(path, sha)})
+    # no `python` in the config: the gate must find the project's .venv, not the hook's venv
+    repo = make_project(tmp_path / "project", {".pre-commit-config.yaml": _config(path, sha),
+                                               ".gitignore": ".venv/\n"}, python=False)
+    repo.write(".venv/bin/python", f"#!/bin/sh\nexec {sys.executable} \"$@\"\n", mode=0o755)
     proc = subprocess.run([sys.executable, "-m", "pre_commit", "install", "--hook-type",
                            "pre-commit", "--hook-type", "pre-push"], cwd=repo.path,
                           capture_output=True, text=True, check=False)
@@ -110,6 +113,7 @@ def test_push_is_refused_for_failure_drift_and_freeze_and_accepted_when_clean(
     out = _out(proc)
     assert "judging refs/heads/main: 2 commit(s)" in out and "only the first pushed ref" in out
     assert "bounded_retry" in out and "clean (exit 0)" in out
+    assert str(repo.path / ".venv" / "bin" / "python") in out  # the project's interpreter
     accepted = repo.head()
 
     def refused(expect: str) -> None:
