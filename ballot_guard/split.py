@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from ballot_guard import git
+from ballot_guard.config import Config, load_at
 from ballot_guard.errors import CannotJudge
-
-GITLINK = "160000"
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,8 @@ class Outcome:
 
 
 # A classifier judges the deltas of a change against ``base`` whose new side is
-# ``new`` (the index or a commit's tree), by the config of ``base``.
-Classifier = Callable[[str, str, Sequence[Delta], git.Snapshot], Sides]
+# ``new`` (the index or a commit's tree), by ``config`` (the config of ``base``).
+Classifier = Callable[[str, Config, str, Sequence[Delta], git.Snapshot], Sides]
 # (path, old bytes or None, new bytes or None) -> the oracle commit's bytes, None: absent.
 TableSplit = Callable[[str, "bytes | None", "bytes | None"], "bytes | None"]
 
@@ -124,11 +123,13 @@ def build_tree(root: str, base: str, updates: Sequence[Update]) -> str:
     null_oid = "0" * len(base)
     with tempfile.TemporaryDirectory(prefix="ballot-guard-split-") as tmp:
         env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
-        git.run(["read-tree", base], cwd=root, env=env)
+        plain = ("-c", "core.splitIndex=false")  # no shared index file left in .git
+        git.run([*plain, "read-tree", base], cwd=root, env=env)
         if updates:
             payload = b"".join(u.index_info(null_oid) for u in updates)
-            git.run(["update-index", "-z", "--index-info"], cwd=root, env=env, input=payload)
-        tree = git.out(["write-tree"], cwd=root, env=env).decode().strip()
+            git.run([*plain, "update-index", "-z", "--index-info"], cwd=root, env=env,
+                    input=payload)
+        tree = git.out([*plain, "write-tree"], cwd=root, env=env).decode().strip()
     _check_tree(root, base, tree, updates)
     return tree
 
@@ -221,9 +222,10 @@ _IN_PROGRESS = {"MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
 
 
 def refuse_in_progress(root: str) -> None:
-    for name, what in _IN_PROGRESS.items():
-        path = git.out(["rev-parse", "--git-path", name], cwd=root).decode().strip()
-        if os.path.exists(os.path.join(root, path)):
+    args = [a for name in _IN_PROGRESS for a in ("--git-path", name)]
+    paths = git.out(["rev-parse", *args], cwd=root).splitlines()
+    for what, path in zip(_IN_PROGRESS.values(), paths):
+        if os.path.exists(os.path.join(root, os.fsdecode(path))):
             raise CannotJudge(f"cannot split: {what} is in progress; finish or abort it first")
 
 
@@ -242,7 +244,7 @@ def commit_identities(root: str, sha: str) -> tuple[str, ...]:
     return (info.author, info.committer, *coauthors(info.message))
 
 
-def agent_refusal(root: str, base: str, sides: Sides, identities: Sequence[str], *,
+def agent_refusal(root: str, config: Config, sides: Sides, identities: Sequence[str], *,
                   staged: bool) -> str | None:
     """Rule 2's refusal when an agent would get an oracle commit out of split.
 
@@ -250,12 +252,12 @@ def agent_refusal(root: str, base: str, sides: Sides, identities: Sequence[str],
     the agent flag (``BALLOT_GUARD_AGENT``), the identity git would commit with,
     or (``--head``) the commit's own identities matching ``agents``.
     """
-    from ballot_guard import config, identity
+    from ballot_guard import identity
     from ballot_guard.change import agent_env
 
-    agents = config.load_at(root, base).agents
-    if not agent_env(None) and not identity.any_agent(
-            agents, (*identities, *identity.committing_identities(root))):
+    agents = config.agents
+    if not agent_env(None) and not (agents and identity.any_agent(
+            agents, (*identities, *identity.committing_identities(root)))):
         return None
     oracle = " ".join(sorted(sides.oracle))
     if staged:
@@ -325,10 +327,11 @@ def split_staged(root: str, *, message: str | None = None, classify: Classifier 
                           "commit the oracle part by hand first")
     refuse_in_progress(root)
     deltas = staged_deltas(root, head)
-    sides = (classify or default_classifier)(root, head, deltas, git.Snapshot(root))
+    config = load_at(root, head)
+    sides = (classify or default_classifier)(root, config, head, deltas, git.Snapshot(root))
     if not sides.mixed:
         return Outcome(sides, None)
-    blocked = agent_refusal(root, head, sides, (), staged=True)
+    blocked = agent_refusal(root, config, sides, (), staged=True)
     if blocked:
         return Outcome(sides, None, blocked=blocked)
     updates = plan_updates(root, deltas, sides, table_split)
@@ -359,10 +362,12 @@ def split_head(root: str, *, message: str | None = None, classify: Classifier | 
                           "rewriting it would fork the shared history")
     parent = parents[0]
     deltas = tree_deltas(root, parent, head)
-    sides = (classify or default_classifier)(root, parent, deltas, git.Snapshot(root, head))
+    config = load_at(root, parent)
+    sides = (classify or default_classifier)(root, config, parent, deltas,
+                                             git.Snapshot(root, head))
     if not sides.mixed:
         return Outcome(sides, None)
-    blocked = agent_refusal(root, parent, sides, commit_identities(root, head), staged=False)
+    blocked = agent_refusal(root, config, sides, commit_identities(root, head), staged=False)
     if blocked:
         return Outcome(sides, None, blocked=blocked)
     updates = plan_updates(root, deltas, sides, table_split)
@@ -407,16 +412,15 @@ def _message_bytes(text: str) -> bytes:
 
 # ---- classification -----------------------------------------------------------------------
 
-def default_classifier(root: str, base: str, deltas: Sequence[Delta],
+def default_classifier(root: str, config: Config, base: str, deltas: Sequence[Delta],
                        new: git.Snapshot) -> Sides:
-    """Sides of the change by the scope rules' own classification, config from ``base``."""
-    from ballot_guard import config, oracle
+    """Sides of the change by the scope rules' own classification (``ballot_guard.oracle``)."""
+    from ballot_guard import oracle
     from ballot_guard.change import Change, FileChange
 
     files = tuple(FileChange(d.status, d.path, None, None if d.added else d.old_mode,
                              None if d.deleted else d.new_mode) for d in deltas)
     change = Change("split", "change to split", None, base, files, (), False)
-    cls = oracle.classify(root, config.load_at(root, base), change, git.Snapshot(root, base),
-                          lambda: new)
+    cls = oracle.classify(root, config, change, git.Snapshot(root, base), lambda: new)
     o, b, n = frozenset(cls.oracle), frozenset(cls.behavior), frozenset(cls.neutral)
     return Sides(o, b, n, frozenset(cls.table_files) & o & (b | n))

@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from dataclasses import dataclass
 
 from ballot_guard import tables
 from ballot_guard.errors import CannotJudge
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 JUDGE, OTHER, MIXED = "judge", "other", "mixed"
 
@@ -43,8 +49,6 @@ def _toml_header(line: str) -> str | None:
     stripped = line.strip()
     if not stripped.startswith("["):
         return None
-    from ballot_guard.config import tomllib
-
     try:
         doc = tomllib.loads(stripped)
     except tomllib.TOMLDecodeError:
@@ -157,9 +161,7 @@ def assemble(name: str, old: str, new: str) -> str:
     for c in old_chunks:
         k = kind(name, c)
         twin = new_by_key.get(c.key)
-        if k == OTHER:
-            result.append(c)
-        elif twin is not None and twin.text == c.text:
+        if k == OTHER or (twin is not None and twin.text == c.text):
             result.append(c)
         elif k == JUDGE and (twin is None or kind(name, twin) == JUDGE):
             if twin is not None:

@@ -182,8 +182,8 @@ def test_head_moving_underneath_is_refused(base: Repo) -> None:
     repo.write("src/billing.py", "RETRIES = 2\n")
     repo.stage()
 
-    def racing(root: str, b: str, deltas: Any, new: Any) -> Any:
-        sides = default_classifier(root, b, deltas, new)
+    def racing(root: str, cfg: Any, b: str, deltas: Any, new: Any) -> Any:
+        sides = default_classifier(root, cfg, b, deltas, new)
         other = repo.git("commit-tree", f"{b}^{{tree}}", "-p", b, "-m", "elsewhere").strip()
         repo.git("update-ref", "HEAD", other)
         return sides
@@ -201,7 +201,7 @@ def test_file_replaced_by_directory_across_the_boundary_is_refused(base: Repo) -
     repo.write("src/ledger.py/properties_like.py", "x\n")
     repo.stage()
 
-    def odd(root: str, b: str, deltas: Any, new: Any) -> Any:
+    def odd(root: str, cfg: Any, b: str, deltas: Any, new: Any) -> Any:
         from ballot_guard.split import Sides
         return Sides(frozenset({"src/ledger.py/properties_like.py"}),
                      frozenset({"src/ledger.py"}), frozenset())
