@@ -159,3 +159,50 @@ def test_unsplittable_pyproject_is_refused_and_changes_nothing(repo: Repo) -> No
         split_staged(str(repo.path), classify=CLASSIFY)
     assert state(repo) == before
     assert repo.git("count-objects", "-v") == objects
+
+
+# ---- any layout of separate tables splits, and exactly ------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+TOML_TABLES = ("project", "tool.black", "tool.setuptools", "tool.pytest.ini_options",
+               "tool.ballot_guard", "tool.pytest", "tool.pytest.ini_options.markers")
+INI_TABLES = ("metadata", "flake8", "tool:pytest", "pytest", "options")
+VALUES = st.one_of(st.integers(-5, 5), st.sampled_from(['"a"', '"[b]"', "'#c'", '"""\n[x]\n"""',
+                                                        "[\n  [1, 2],\n  [3]\n]"]),
+                   st.lists(st.sampled_from(['"p"', '"[q]"', "1"]), max_size=3).map(
+                       lambda xs: "[\n  " + ",\n  ".join(xs) + "\n]" if xs else "[]"))
+DOC = st.dictionaries(st.sampled_from(TOML_TABLES),
+                      st.dictionaries(st.sampled_from(["k", "v", "w"]), VALUES, max_size=3),
+                      max_size=5)
+INI_DOC = st.dictionaries(st.sampled_from(INI_TABLES),
+                          st.dictionaries(st.sampled_from(["k", "v"]),
+                                          st.sampled_from(["1", "two", "\n  a\n  [b]", ""]),
+                                          max_size=2), max_size=4)
+
+
+def render(doc: dict[str, dict[str, Any]], order: list[int], toml: bool) -> str:
+    names = sorted(doc, key=lambda n: order[(list(doc).index(n)) % len(order)])
+    out = ["# generated\n"]
+    for name in names:
+        out.append(f"\n[{name}]  # t\n" if toml else f"\n[{name}]\n")
+        for key, value in doc[name].items():
+            out.append(f"{key} = {value}\n")
+    return "".join(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.none(), DOC), st.one_of(st.none(), DOC),
+       st.lists(st.integers(0, 9), min_size=1, max_size=6))
+def test_any_toml_layout_of_separate_tables_splits(old: Any, new: Any, order: list[int]) -> None:
+    old_text = None if old is None else render(old, order, True)
+    new_text = None if new is None else render(new, order[::-1], True)
+    check("pyproject.toml", old_text, new_text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(INI_DOC, INI_DOC, st.lists(st.integers(0, 9), min_size=1, max_size=6),
+       st.sampled_from(["setup.cfg", "tox.ini"]))
+def test_any_ini_layout_splits(old: Any, new: Any, order: list[int], name: str) -> None:
+    check(name, render(old, order, False), render(new, order, False))
