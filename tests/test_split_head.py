@@ -208,3 +208,23 @@ def test_unmerged_entries_are_refused(mixed_head: Repo) -> None:
              input=(f"0 {'0' * 40}\tsrc/billing.py\n100644 {blob} 1\tsrc/billing.py\n"
                     f"100644 {blob} 2\tsrc/billing.py\n100644 {blob} 3\tsrc/billing.py\n").encode())
     assert "unmerged" in refused(repo)
+
+
+def test_a_note_when_the_new_config_blocks_the_rest(repo: Repo) -> None:
+    base_repo(repo)
+    repo.write("pyproject.toml", "[project]\nname = 'billing'\n")
+    repo.commit_all("pyproject")
+    # the oracle part makes docs/ oracle; the rest then mixes docs/ and src/
+    repo.write("pyproject.toml", "[project]\nname = 'billing'\n\n[tool.ballot_guard]\n"
+                                 "oracle_paths = ['docs/**']\n")
+    repo.write("docs/guide.md", "new guide\n")
+    repo.write("src/billing.py", "RETRIES = 4\n")
+    repo.stage()
+    r = run_cli(["split"], repo.path)
+    assert r.code == 0, r.err
+    assert names(repo, "diff-tree", "-r", "HEAD^", "HEAD") == {"pyproject.toml"}
+    assert "note: under the oracle commit's configuration the behaviour part is blocked " \
+           "(rule 1)" in r.out
+    r = run_cli(["split"], repo.path)
+    assert r.code == 0 and names(repo, "diff", "--cached") == {"src/billing.py"}
+    assert "note:" not in r.out

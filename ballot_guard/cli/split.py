@@ -58,4 +58,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         say(f"still staged (behaviour): {describe(behavior, 8)}")
         say("review it with `git diff --cached`, then `git commit`")
+    note = _recheck(root, args.head)
+    if note:
+        say(note)
     return CLEAN
+
+
+def _recheck(root: str, head: bool) -> str | None:
+    """A note when the behaviour part is blocked under the oracle commit's (new) config."""
+    from ballot_guard import scope
+    from ballot_guard.errors import CannotJudge
+
+    try:
+        v = scope.judge_commit(root, "HEAD") if head else scope.judge_staged(root)
+    except CannotJudge as exc:
+        return f"note: could not judge the behaviour part afterwards: {exc}"
+    if v.status != "blocked":
+        return None
+    rules = ", ".join(f"rule {r.rule}" for r in v.reasons)
+    return (f"note: under the oracle commit's configuration the behaviour part is blocked "
+            f"({rules}); see `ballot-guard scope{' --commit HEAD' if head else ''}`")
