@@ -283,3 +283,15 @@ def test_pre_commit_from_and_to_refs(project: Repo, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("PRE_COMMIT_TO_REF", project.head())
     res = run_cli(["hook", "pre-push", "origin", "url"], project.path)
     assert res.code == 2 and "exit 2" in res.out, res.out + res.err
+
+
+def test_commit_all_judges_the_index_git_hands_the_hook(project: Repo) -> None:
+    """``git commit -a`` / ``--only`` judge a temporary index (GIT_INDEX_FILE), not .git/index."""
+    project.write("billing.py", BILLING + "\n# tidy\n")
+    project.write("properties/test_bounded_retry.py",
+                  (project.path / "properties/test_bounded_retry.py").read_text() + "\n")
+    proc = commit(project, "-a", "-m", "everything")
+    assert proc.returncode != 0 and "rule 1" in _out(proc), _out(proc)
+    proc = commit(project, "-m", "only the code", "--", "billing.py")
+    assert proc.returncode == 0, _out(proc)
+    assert project.git("show", "--name-only", "--format=", "HEAD").split() == ["billing.py"]
