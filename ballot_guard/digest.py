@@ -15,16 +15,13 @@ content (a link's target).  Every entry's bounds are explicit.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ballot_guard.errors import CannotJudge
-
 if TYPE_CHECKING:
-    from ballot_guard.fixtures import Item, Pack
+    from ballot_guard.fixtures import Pack
 
 V1 = "v1"
 V2 = "v2"
@@ -33,8 +30,6 @@ V2_PREFIX = "sha256-v2:"
 KINDS = (b"f", b"x", b"l")
 
 _HEX = re.compile(r"[0-9a-f]{64}")
-_SMALL = 1 << 16  # files up to this size are read in one call
-_CHUNK = 1 << 20  # larger ones stream through one reused buffer
 
 
 @dataclass(frozen=True)
@@ -102,96 +97,17 @@ def framing(fmt: str) -> Framing:
     raise ValueError(f"unknown digest format {fmt!r}")
 
 
-# --- a listed pack's content through the framing ------------------------------
+# --- a listed pack through the framing ------------------------------------------
 
 def digest_pack(pack: Pack, fmt: str) -> Digest:
     """The digest of a pack listed for ``fmt``; content is streamed, never held whole."""
+    from ballot_guard.streams import feed_blobs, feed_files
+
     if pack.unsupported:
         raise ValueError("a pack with unsupported entries has no digest")
     frame = framing(fmt)
     if pack.snapshot is None:
         feed_files(pack, frame, nofollow=fmt == V2)
     else:
-        _feed_blobs(pack, frame)
+        feed_blobs(pack, frame)
     return frame.digest()
-
-
-def _feed_blobs(pack: Pack, frame: Framing) -> None:
-    from ballot_guard.git import BlobReader
-
-    items = pack.items
-    with BlobReader(pack.root) as reader:
-        for item, (size, chunks) in zip(items, reader.stream([i.oid for i in items])):
-            frame.add(item.kind, item.path, size, chunks)
-
-
-def feed_files(pack: Pack, frame: Framing, *, nofollow: bool) -> None:
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    if nofollow:
-        flags |= os.O_NOFOLLOW
-    buf = bytearray(_CHUNK)
-    for item in pack.items:
-        if item.kind == b"l":
-            frame.add_small(b"l", item.path, item.target)
-            continue
-        try:
-            fd = os.open(item.abspath, flags)
-        except (FileNotFoundError, NotADirectoryError) as exc:
-            raise _changed(pack, item) from exc
-        except OSError as exc:
-            if exc.errno == 40:  # ELOOP: became a symlink since it was listed
-                raise _changed(pack, item) from exc
-            raise _unreadable(pack, item, exc) from exc
-        try:
-            if item.size <= _SMALL:
-                data = _read_small(pack, item, fd)
-                frame.add_small(item.kind, item.path, data)
-            else:
-                frame.add(item.kind, item.path, item.size, _read_big(pack, item, fd, buf))
-        finally:
-            os.close(fd)
-
-
-def _read_small(pack: Pack, item: Item, fd: int) -> bytes:
-    try:
-        data = os.read(fd, item.size + 1)
-    except OSError as exc:
-        raise _unreadable(pack, item, exc) from exc
-    if len(data) != item.size:  # a short read of a regular file is its end
-        raise _changed(pack, item)
-    return data
-
-
-def _read_big(pack: Pack, item: Item, fd: int, buf: bytearray) -> Iterator[memoryview]:
-    import io
-
-    if hasattr(os, "posix_fadvise"):
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
-    view = memoryview(buf)
-    left = item.size
-    with io.FileIO(fd, "rb", closefd=False) as f:
-        while True:
-            try:
-                n = f.readinto(view)
-            except OSError as exc:
-                raise _unreadable(pack, item, exc) from exc
-            if not n:
-                break
-            left -= n
-            if left < 0:
-                raise _changed(pack, item)
-            yield view[:n]
-    if left:
-        raise _changed(pack, item)
-
-
-def _changed(pack: Pack, item: Item) -> CannotJudge:
-    from ballot_guard.fixtures import show
-
-    return CannotJudge(f"fixture {show(pack.prefix, item.path)} changed while being read; run again")
-
-
-def _unreadable(pack: Pack, item: Item, exc: OSError) -> CannotJudge:
-    from ballot_guard.fixtures import show
-
-    return CannotJudge(f"cannot read fixture {show(pack.prefix, item.path)}: {exc.strerror}")

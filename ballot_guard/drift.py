@@ -13,8 +13,9 @@ from collections.abc import Iterable
 
 from ballot_guard import git
 from ballot_guard.config import Config
-from ballot_guard.digest import V1, V2, Framing, feed_files
+from ballot_guard.digest import V1, V2, Framing
 from ballot_guard.fixtures import Pack, from_snapshot, from_worktree, show
+from ballot_guard.streams import feed_files
 
 _KIND = {b"f": "file", b"x": "executable file", b"l": "symlink"}
 _MAX_LINES = 100

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ballot_guard import git
 from ballot_guard.digest import V1
@@ -27,11 +28,9 @@ from ballot_guard.errors import CannotJudge
 _MAX_HOPS = 40  # symlinks followed while resolving one path, as the kernel allows
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):  # a NamedTuple: packs hold a hundred thousand of these
     path: bytes  # relative to the fixtures dir
-    kind: bytes  # b"f" | b"x" | b"l"
-    size: int = -1  # known for working-tree files; blobs tell theirs when read
+    kind: bytes  # b"f" | b"x" | b"l"; b"?" for a working-tree file (read tells)
     abspath: bytes = b""  # working tree: where to read it
     oid: str = ""  # git: the blob
     target: bytes = b""  # working-tree symlink (v2): the link's target
@@ -128,19 +127,16 @@ def from_worktree(root: str, prefix: str, fmt: str) -> Pack:
                             item = _followed(entry.path, rel, prefix, unsupported)
                             links = links or item is not None
                         else:
-                            target = os.readlink(entry.path)
-                            item = Item(rel, b"l", len(target), entry.path, target=target)
+                            item = Item(rel, b"l", entry.path, target=os.readlink(entry.path))
                         if item is not None:
                             items.append(item)
+                    elif entry.is_file(follow_symlinks=False):
+                        items.append(Item(rel, b"?", entry.path))  # kind and size: at read
                     elif entry.is_dir(follow_symlinks=False):
                         stack.append(rel)
                     else:
                         st = entry.stat(follow_symlinks=False)
-                        if stat.S_ISREG(st.st_mode):
-                            kind = b"x" if st.st_mode & stat.S_IXUSR else b"f"
-                            items.append(Item(rel, kind, st.st_size, entry.path))
-                        else:
-                            unsupported.append(f"{_kind_name(st.st_mode)} {show(prefix, rel)}")
+                        unsupported.append(f"{_kind_name(st.st_mode)} {show(prefix, rel)}")
                 except FileNotFoundError as exc:
                     raise _changed(prefix, rel) from exc
     if fmt == V1:
@@ -159,7 +155,7 @@ def _followed(path: bytes, rel: bytes, prefix: str, unsupported: list[str]) -> I
             return None
         raise CannotJudge(f"cannot follow symlink {show(prefix, rel)}: {exc.strerror}") from exc
     if stat.S_ISREG(st.st_mode):
-        return Item(rel, b"f", st.st_size, path)
+        return Item(rel, b"?", path)
     if not stat.S_ISDIR(st.st_mode):
         unsupported.append(f"symlink to a {_kind_name(st.st_mode)} {show(prefix, rel)}")
     return None

@@ -1,0 +1,165 @@
+"""A listed pack's content, streamed into a framing: files in chunks, blobs from git.
+
+Memory stays flat: a small file is read in one call, a larger one through a
+few reused 1 MiB buffers; blobs arrive through one ``git cat-file --batch``
+process.  For a large file a reader thread fills the next buffer while the
+current one is hashed (both release the GIL), so hashing and reading overlap.
+A file is opened non-blocking (a FIFO swapped in cannot hang the read) and,
+for v2, without following links; its kind and size come from ``fstat`` of
+the open file, and a file that changes size while it is read is refused.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ballot_guard.errors import CannotJudge
+
+if TYPE_CHECKING:
+    from ballot_guard.digest import Framing
+    from ballot_guard.fixtures import Item, Pack
+
+SMALL = 1 << 16  # files up to this size are read in one call
+CHUNK = 1 << 20  # larger ones stream through reused buffers of this size
+THREADED = 8 << 20  # from this size, read ahead in a thread
+_ELOOP = 40
+
+
+def feed_blobs(pack: Pack, frame: Framing) -> None:
+    from ballot_guard.git import BlobReader
+
+    items = pack.items
+    with BlobReader(pack.root) as reader:
+        for item, (size, chunks) in zip(items, reader.stream([i.oid for i in items])):
+            frame.add(item.kind, item.path, size, chunks)
+
+
+def feed_files(pack: Pack, frame: Framing, *, nofollow: bool) -> None:
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if nofollow:
+        flags |= os.O_NOFOLLOW
+    add_small, fstat, read, close = frame.add_small, os.fstat, os.read, os.close
+    for item in pack.items:
+        if item.kind == b"l":
+            add_small(b"l", item.path, item.target)
+            continue
+        try:
+            fd = os.open(item.abspath, flags)
+        except OSError as exc:
+            raise _open_error(pack, item, exc) from exc
+        try:
+            st = fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise _changed(pack, item)
+            kind = b"x" if st.st_mode & stat.S_IXUSR else b"f"
+            size = st.st_size
+            if size <= SMALL:
+                try:
+                    data = read(fd, size + 1)
+                except OSError as exc:
+                    raise _unreadable(pack, item, exc) from exc
+                if len(data) != size:  # a short read of a regular file is its end
+                    raise _changed(pack, item)
+                add_small(kind, item.path, data)
+            else:
+                reader = _read_ahead if size >= THREADED else _read_plain
+                frame.add(kind, item.path, size, _checked(pack, item, size, reader(fd)))
+        finally:
+            close(fd)
+
+
+def _checked(pack: Pack, item: Item, size: int,
+             chunks: Iterator[memoryview | OSError]) -> Iterator[memoryview]:
+    left = size
+    for chunk in chunks:
+        if isinstance(chunk, OSError):
+            raise _unreadable(pack, item, chunk)
+        left -= len(chunk)
+        if left < 0:
+            raise _changed(pack, item)
+        yield chunk
+    if left:
+        raise _changed(pack, item)
+
+
+def _read_plain(fd: int) -> Iterator[memoryview | OSError]:
+    import io
+
+    view = memoryview(bytearray(CHUNK))
+    with io.FileIO(fd, "rb", closefd=False) as f:
+        while True:
+            try:
+                n = f.readinto(view)
+            except OSError as exc:
+                yield exc
+                return
+            if not n:
+                return
+            yield view[:n]
+
+
+def _read_ahead(fd: int) -> Iterator[memoryview | OSError]:
+    """Chunks of the file, read by a thread one buffer ahead of the consumer."""
+    import io
+    import queue
+    import threading
+
+    free: queue.SimpleQueue[memoryview | None] = queue.SimpleQueue()
+    full: queue.SimpleQueue[tuple[memoryview, int] | OSError] = queue.SimpleQueue()
+    for _ in range(3):
+        free.put(memoryview(bytearray(CHUNK)))
+    if hasattr(os, "posix_fadvise"):
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
+
+    def fill() -> None:
+        with io.FileIO(fd, "rb", closefd=False) as f:
+            while True:
+                view = free.get()
+                if view is None:
+                    return
+                try:
+                    n = f.readinto(view)
+                except OSError as exc:
+                    full.put(exc)
+                    return
+                full.put((view, n or 0))
+                if not n:
+                    return
+
+    thread = threading.Thread(target=fill, name="ballot-guard-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            got = full.get()
+            if isinstance(got, OSError):
+                yield got
+                return
+            view, n = got
+            if not n:
+                return
+            yield view[:n]  # hashed by the consumer before it asks for the next chunk
+            free.put(view)
+    finally:
+        free.put(None)  # stops the reader if the consumer gave up early
+        thread.join()
+
+
+def _open_error(pack: Pack, item: Item, exc: OSError) -> CannotJudge:
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError)) or exc.errno == _ELOOP:
+        return _changed(pack, item)  # gone, or became a symlink, since it was listed
+    return _unreadable(pack, item, exc)
+
+
+def _changed(pack: Pack, item: Item) -> CannotJudge:
+    from ballot_guard.fixtures import show
+
+    return CannotJudge(f"fixture {show(pack.prefix, item.path)} changed while being read; "
+                       "run again")
+
+
+def _unreadable(pack: Pack, item: Item, exc: OSError) -> CannotJudge:
+    from ballot_guard.fixtures import show
+
+    return CannotJudge(f"cannot read fixture {show(pack.prefix, item.path)}: {exc.strerror}")
