@@ -14,7 +14,6 @@ import secrets
 import shutil
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
@@ -111,7 +110,8 @@ class Stage:
     def __enter__(self) -> Stage:
         return self
 
-    def start(self) -> RunnerInfo:
+    def launch(self) -> None:
+        """Find the interpreter and start the runners without waiting for them."""
         python = find_interpreter(self.top, self.config, environ=self.environ,
                                   run_root=self.tree)
         check_not_tracked(self.top, python, rev=self.rev,
@@ -122,29 +122,21 @@ class Stage:
         self.workdir = tempfile.mkdtemp(prefix="run-", dir=sdir)
         self.session = Session(python, cwd=self.tree, env=env, workdir=self.workdir,
                                seed=self.seed, timeout=self.config.timeout, jobs=self.jobs)
+        self.session.launch()
+
+    def start(self) -> RunnerInfo:
+        """The runner is ready: CannotJudge when it cannot run pytest."""
+        if self.session is None:
+            self.launch()
+        assert self.session is not None
         return self.session.start()
 
     def run_all(self, voters: Sequence[Voter],
                 on_run: Callable[[str, Run], None] = lambda n, r: None) -> dict[str, list[Run]]:
         """Run every voter ``repeats`` times; runs of one voter kept in order."""
         assert self.session is not None
-        session = self.session
-        tasks = [(v, i) for v in voters for i in range(v.repeats)]
-        results: dict[tuple[str, int], Run] = {}
-
-        def one(task: tuple[Voter, int]) -> None:
-            voter, i = task
-            run = session.run(voter.path)
-            results[(voter.name, i)] = run
-            on_run(voter.name, run)
-
-        if self.jobs == 1:
-            for t in tasks:
-                one(t)
-        else:
-            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                for f in [pool.submit(one, t) for t in tasks]:
-                    f.result()
+        tasks = [((v.name, i), v.path) for v in voters for i in range(v.repeats)]
+        results = self.session.run_all(tasks, lambda key, run: on_run(key[0], run))  # type: ignore[index]
         return {v.name: [results[(v.name, i)] for i in range(v.repeats)] for v in voters}
 
     def __exit__(self, *exc: object) -> None:
@@ -249,11 +241,18 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
 
     config = load_worktree(tree)
     voters = discover(tree, config, properties, repeats)
-    if not check_digest(top, config, rev, known, out):
-        return DRIFT
     assert known.seed is not None
     with Stage(top, tree, config, rev=rev, seed=known.seed, jobs=jobs,
                environ=environ) as stage:
+        runner_problem: CannotJudge | None = None
+        try:  # the runners start while the pin is checked; nothing runs before both
+            stage.launch()
+        except CannotJudge as exc:
+            runner_problem = exc
+        if not check_digest(top, config, rev, known, out):
+            return DRIFT
+        if runner_problem is not None:
+            raise runner_problem
         info = stage.start()
         known.python, known.pytest = info.python, info.pytest
         freeze_path = os.path.join(tree, config.freeze_file)

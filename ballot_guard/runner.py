@@ -15,6 +15,8 @@ the gate's environment; the fallback starts a fresh process per run.
 """
 from __future__ import annotations
 
+import collections
+import functools
 import itertools
 import json
 import os
@@ -25,7 +27,8 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge
@@ -236,13 +239,18 @@ def _tail(path: str, lines: int = 25) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def _counts(path: str) -> dict[str, int]:
+def _counts_raw(path: str) -> dict[str, Any]:
     try:
         with open(path) as f:
             data = json.load(f)
-        return {k: int(v) for k, v in data.items()}
-    except (OSError, ValueError, AttributeError, TypeError):
+    except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _counts(path: str) -> dict[str, int]:
+    data = _counts_raw(path)
+    return {k: v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_out: bool,
@@ -268,23 +276,33 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
 
 
 class _Zygote:
-    """One forking parent under the project's interpreter; runs one request at a time."""
+    """One forking parent under the project's interpreter.
+
+    ``prepare`` forks a child that loads pytest's options and installed plugins
+    and then waits; ``go`` releases it.  One child runs at a time per zygote;
+    the next one may be prepared while it runs (never executing project code
+    before its "go").
+    """
 
     def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str) -> None:
+        self.python = python
         self.errlog = errlog
         with open(errlog, "ab") as err:
             self.proc = subprocess.Popen([python, ZYGOTE, "serve"], cwd=cwd, env=dict(env),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)
         self.buf = b""
-        self.child: int | None = None
+        self.inbox: dict[str, dict[str, Any]] = {}
+        self.live: set[int] = set()   # prepared or running children (process groups)
+        self.ids = itertools.count(1)
+        self.info: RunnerInfo | None = None
         self.sel = selectors.DefaultSelector()
         assert self.proc.stdout is not None
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.sel.register(self.proc.stdout, selectors.EVENT_READ)
 
-    def readline(self, deadline: float | None) -> dict[str, Any] | None:
-        """The next reply, None on timeout; EOFError when the zygote ended."""
+    def _read(self, deadline: float | None) -> dict[str, Any] | None:
+        """The next reply, None at the deadline; EOFError when the zygote ended."""
         assert self.proc.stdout is not None
         while b"\n" not in self.buf:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -300,54 +318,91 @@ class _Zygote:
         data: dict[str, Any] = json.loads(line)
         return data
 
-    def handshake(self, python: str) -> RunnerInfo:
+    def _await(self, rid: str, key: str, deadline: float | None) -> dict[str, Any] | None:
+        """The reply for ``rid`` holding ``key`` (others are kept for their waiters)."""
+        while True:
+            got = self.inbox.get(rid)
+            if got is not None and key in got:
+                return got
+            msg = self._read(deadline)
+            if msg is None:
+                return None
+            self.inbox.setdefault(str(msg.get("id")), {}).update(msg)
+
+    def handshake(self) -> RunnerInfo:
         try:
-            line = self.readline(time.monotonic() + HANDSHAKE_TIMEOUT)
+            line = self._read(time.monotonic() + HANDSHAKE_TIMEOUT)
         except EOFError:
             line = None
         if line is None:
             self.close()
-            raise CannotJudge(f"runner interpreter {python} did not start"
-                              + (f": {_tail(self.errlog, 1)}" if _tail(self.errlog, 1) else ""))
-        return _info(python, json.dumps(line))
+            last = _tail(self.errlog, 1)
+            raise CannotJudge(f"runner interpreter {self.python} did not start"
+                              + (f": {last}" if last else ""))
+        self.info = _info(self.python, json.dumps(line))
+        return self.info
 
-    def run(self, req: dict[str, Any], timeout: float) -> Run:
+    def _send(self, msg: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
-        start = time.monotonic()
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def prepare(self, req: dict[str, Any]) -> str:
+        rid = str(next(self.ids))
+        self._send({"op": "prepare", "id": rid, "req": req})
+        got = self._await(rid, "prepared", None)
+        assert got is not None
+        self.live.add(int(got["prepared"]))
+        return rid
+
+    def cancel(self, rid: str) -> None:
         try:
-            self.proc.stdin.write((json.dumps(req) + "\n").encode())
-            self.proc.stdin.flush()
-            started = self.readline(None)
-            assert started is not None
-            self.child = int(started["pid"])
-            deadline = start + timeout
-            status = self.readline(deadline)
-            timed_out = status is None
-            if status is None:
-                _kill_group(self.child)
-                status = self.readline(None)
-                assert status is not None
-        except (EOFError, BrokenPipeError, OSError, ValueError):
-            self.close()
-            return Run("error", None, time.monotonic() - start,
-                       detail="the runner process ended unexpectedly")
-        finally:
-            self.child = None
+            self._send({"op": "cancel", "id": rid})
+        except OSError:
+            pass
+
+    def go(self, rid: str, req: dict[str, Any], timeout: float) -> Run:
+        """Release a prepared run and wait for its end (killing its group at the timeout)."""
+        start = time.monotonic()
+        self._send({"op": "go", "id": rid})
+        got = self._await(rid, "started", None)
+        assert got is not None
+        pid = int(got["started"])
+        timed_out = False
+        status = self._ended(rid, start + timeout)
+        if status is None:
+            timed_out = True
+            _kill_group(pid)
+            status = self._ended(rid, None)
+        self.live.discard(pid)
+        self.inbox.pop(rid, None)
+        assert status is not None
         return _finish(req, status.get("exit"), status.get("signal"), timed_out,
                        time.monotonic() - start, timeout)
+
+    def _ended(self, rid: str, deadline: float | None) -> dict[str, Any] | None:
+        while True:
+            got = self.inbox.get(rid, {})
+            if "exit" in got or "signal" in got:
+                return got
+            msg = self._read(deadline)
+            if msg is None:
+                return None
+            self.inbox.setdefault(str(msg.get("id")), {}).update(msg)
 
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        if self.child is not None:
-            _kill_group(self.child)
+        for pid in self.live:
+            _kill_group(pid)
+        self.live.clear()
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
                 self.proc.stdin.close()
-                self.proc.wait(timeout=2)
+                self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 _kill_group(self.proc.pid)
                 self.proc.wait()
@@ -395,34 +450,34 @@ class Session:
         self.timeout = timeout
         self.jobs = max(1, jobs)
         self.fork = fork and hasattr(os, "fork") and not self.env.get("BALLOT_GUARD_NO_FORK")
+        self.ahead = not self.env.get("BALLOT_GUARD_NO_AHEAD")
         self.info: RunnerInfo | None = None
-        self.free: list[_Zygote] = []
-        self.all: list[_Zygote] = []
+        self.zygotes: list[_Zygote] = []
         self.counter = itertools.count(1)
 
+    def launch(self) -> None:
+        """Start the runners (without waiting for them): overlaps their start-up."""
+        if self.fork and not self.zygotes:
+            self.zygotes = [self._spawn() for _ in range(self.jobs)]
+
     def start(self) -> RunnerInfo:
-        """Start the runners and check pytest imports; CannotJudge if it does not."""
+        """Wait for the runners; CannotJudge if the interpreter cannot import pytest."""
+        self.launch()
         if self.fork:
-            zygotes = [self._spawn() for _ in range(self.jobs)]
-            infos = [z.handshake(self.python) for z in zygotes]
+            infos = [z.handshake() for z in self.zygotes]
             self.info = infos[0]
             if not self.info.fork:
                 self.fork = False
-                for z in zygotes:
-                    z.close()
-            else:
-                self.free = list(zygotes)
+                self.close()
         if self.info is None or not self.fork:
-            self.info = probe(self.python, cwd=self.cwd, env=self.env)
-            self.info = RunnerInfo(self.info.python, self.info.pytest, self.info.hypothesis,
-                                   self.info.randomly, False)
+            got = probe(self.python, cwd=self.cwd, env=self.env)
+            self.info = RunnerInfo(got.python, got.pytest, got.hypothesis, got.randomly, False)
         return self.info
 
     def _spawn(self) -> _Zygote:
-        z = _Zygote(self.python, self.cwd, self.env,
-                    os.path.join(self.workdir, f"zygote-{len(self.all)}.log"))
-        self.all.append(z)
-        return z
+        n = len(os.listdir(self.workdir))
+        return _Zygote(self.python, self.cwd, self.env,
+                       os.path.join(self.workdir, f"zygote-{n}.log"))
 
     def request(self, path: str) -> dict[str, Any]:
         assert self.info is not None
@@ -431,27 +486,77 @@ class Session:
                 "result": base + ".json", "home": base + ".hypothesis",
                 "hypothesis": self.info.hypothesis is not None}
 
-    def run(self, path: str) -> Run:
-        """Run the property file at ``path`` (relative to cwd) once, in a fresh process state.
+    def run_all(self, tasks: Sequence[tuple[Hashable, str]],
+                on_run: Callable[[Hashable, Run], None] = lambda k, r: None
+                ) -> dict[Hashable, Run]:
+        """Run each (key, property path) once, ``jobs`` at a time; each a fresh process state."""
+        queue = collections.deque(tasks)
+        results: dict[Hashable, Run] = {}
 
-        Thread-safe for up to ``jobs`` concurrent callers."""
-        req = self.request(path)
+        def take() -> tuple[Hashable, str] | None:
+            try:
+                return queue.popleft()
+            except IndexError:
+                return None
+
+        def done(key: Hashable, run: Run) -> None:
+            results[key] = run
+            on_run(key, run)
+
         if not self.fork:
-            return _run_fresh(self.python, req, cwd=self.cwd, env=self.env, timeout=self.timeout)
-        z = self.free.pop()
-        try:
-            if not z.alive:
-                z = self._spawn()
-                z.handshake(self.python)
-            return z.run(req, self.timeout)
-        finally:
-            self.free.append(z)
+            def fresh_worker() -> None:
+                while (task := take()) is not None:
+                    done(task[0], _run_fresh(self.python, self.request(task[1]), cwd=self.cwd,
+                                             env=self.env, timeout=self.timeout))
+            workers = [fresh_worker] * self.jobs
+        else:
+            workers = [functools.partial(self._work, i, take, done) for i in range(self.jobs)]
+        if len(workers) == 1:
+            workers[0]()
+        else:
+            with ThreadPoolExecutor(max_workers=len(workers)) as pool:
+                for f in [pool.submit(w) for w in workers]:
+                    f.result()
+        return results
+
+    def _work(self, slot: int, take: Callable[[], tuple[Hashable, str] | None],
+              done: Callable[[Hashable, Run], None]) -> None:
+        """One zygote's loop: release a run, prepare the next while it runs (once safe)."""
+        ahead = False  # only after a run showed no project code before its "go"
+        task = take()
+        prepared: tuple[str, dict[str, Any]] | None = None
+        while task is not None:
+            nxt: tuple[Hashable, str] | None = None
+            z = self.zygotes[slot]
+            try:
+                if not z.alive:
+                    z = self.zygotes[slot] = self._spawn()
+                    z.handshake()
+                    prepared = None
+                if prepared is None:
+                    req = self.request(task[1])
+                    prepared = (z.prepare(req), req)
+                rid, req = prepared
+                prepared = None
+                if ahead and self.ahead:
+                    nxt = take()
+                    if nxt is not None:  # its start-up overlaps this run; no project code yet
+                        nreq = self.request(nxt[1])
+                        prepared = (z.prepare(nreq), nreq)
+                run = z.go(rid, req, self.timeout)
+            except (EOFError, OSError, ValueError, AssertionError):
+                z.close()
+                prepared = None
+                run = Run("error", None, 0.0, detail="the runner process ended unexpectedly")
+            done(task[0], run)
+            if run.exit is not None:
+                ahead = not _counts_raw(req["result"]).get("early")
+            task = nxt if nxt is not None else take()
 
     def close(self) -> None:
-        for z in self.all:
+        for z in self.zygotes:
             z.close()
-        self.all = []
-        self.free = []
+        self.zygotes = []
 
     def __enter__(self) -> Session:
         return self

@@ -71,13 +71,14 @@ def describe() -> dict[str, Any]:
 class _Plugin:
     """Our pytest plugin: isolate Hypothesis's database, count the outcomes."""
 
-    def __init__(self, home: str, result: str) -> None:
+    def __init__(self, home: str, result: str, hold: _Hold) -> None:
         self.home = home
         self.result = result
+        self.hold = hold
         self.counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "collected": 0}
 
     def pytest_configure(self, config: Any) -> None:
-        # Runs after Hypothesis's own pytest_configure (registered later), so a
+        # Runs after Hypothesis's own pytest_configure (trylast), so a
         # --hypothesis-profile or a conftest's profile is kept, minus its database.
         if "hypothesis" not in sys.modules:
             return
@@ -102,14 +103,70 @@ class _Plugin:
             self.counts["skipped"] += 1
 
     def pytest_sessionfinish(self) -> None:
+        data: dict[str, Any] = dict(self.counts)
+        data["early"] = self.hold.early
         tmp = self.result + ".tmp"
         with open(tmp, "w") as f:
-            json.dump(self.counts, f)
+            json.dump(data, f)
         os.replace(tmp, self.result)
 
 
-def _run(req: dict[str, Any]) -> int:
+class _Hold:
+    """Holds a prepared run before anything of the project executes.
+
+    A prepared child parses pytest's options and loads the installed plugins
+    while the previous run is still going, then waits here for "go" before
+    conftest files and property modules are imported.  It also lists project
+    modules that were imported before this point (a ``-p`` plugin of the
+    project in ``addopts``): if there are any, the parent stops preparing runs
+    ahead, so no project code ever overlaps another run.
+    """
+
+    def __init__(self, go_fd: int | None) -> None:
+        self.go_fd = go_fd
+        self.base = set(sys.modules)
+        self.early: list[str] = []
+
+    def wait(self) -> None:
+        if self.go_fd is None:
+            return
+        fd, self.go_fd = self.go_fd, None
+        top = os.path.realpath(os.getcwd()) + os.sep
+        env = os.path.realpath(sys.prefix) + os.sep
+        for name, mod in list(sys.modules.items()):
+            path = getattr(mod, "__file__", None)
+            if name in self.base or not isinstance(path, str):
+                continue
+            real = os.path.realpath(path)
+            if real.startswith(top) and not real.startswith(env):
+                self.early.append(name)
+        go = os.read(fd, 1)
+        os.close(fd)
+        if go != b"g":  # cancelled: the gate is gone or stopped early; run nothing
+            os._exit(CRASH)
+
+    def pytest_load_initial_conftests(self) -> None:
+        self.wait()
+
+    def pytest_configure(self) -> None:
+        self.wait()
+
+    def pytest_sessionstart(self) -> None:
+        self.wait()
+
+
+def _mark(pytest: Any) -> None:
+    if hasattr(_Plugin.pytest_configure, "pytest_impl"):
+        return
+    last, first = pytest.hookimpl(trylast=True), pytest.hookimpl(tryfirst=True)
+    _Plugin.pytest_configure = last(_Plugin.pytest_configure)  # type: ignore[method-assign]
+    for name in ("pytest_load_initial_conftests", "pytest_configure", "pytest_sessionstart"):
+        setattr(_Hold, name, first(getattr(_Hold, name)))
+
+
+def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
     """One pytest session in this process; its exit code."""
+    hold = _Hold(go_fd)
     os.makedirs(req["home"], exist_ok=True)
     if "hypothesis" in sys.modules or req.get("hypothesis"):
         try:
@@ -119,10 +176,8 @@ def _run(req: dict[str, Any]) -> int:
             pass
     import pytest
 
-    hookimpl = pytest.hookimpl(trylast=True)
-    if not hasattr(_Plugin.pytest_configure, "pytest_impl"):
-        _Plugin.pytest_configure = hookimpl(_Plugin.pytest_configure)  # type: ignore[method-assign]
-    code = pytest.main(list(req["args"]), plugins=[_Plugin(req["home"], req["result"])])
+    _mark(pytest)
+    code = pytest.main(list(req["args"]), plugins=[hold, _Plugin(req["home"], req["result"], hold)])
     return int(code)
 
 
@@ -136,17 +191,20 @@ def _redirect(log: str) -> None:
     os.close(null)
 
 
-def _child(req: dict[str, Any], private: int) -> None:
+def _child(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
     """In a forked child: become a process group, run, never return."""
     code = CRASH
     try:
         os.setpgid(0, 0)
-        os.close(private)
         import signal
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler)
+        signal.set_wakeup_fd(-1)
+        for fd in close:
+            os.close(fd)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         _redirect(req["log"])
-        code = _run(req)
+        code = _run(req, go_fd)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else CRASH
     except BaseException:  # noqa: BLE001 - report as a crash, never fall back into the loop
@@ -177,17 +235,22 @@ def _preimport() -> None:
                 pass
     except Exception:  # noqa: BLE001
         pass
-    for name in ("hypothesis", "_hypothesis_pytestplugin"):
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001
-            pass
-    try:  # warm importlib.metadata's path caches: every run scans for pytest11 plugins
+    names = ["hypothesis", "_hypothesis_pytestplugin", "_pytest._argcomplete", "faulthandler",
+             "pdb", "readline"]
+    try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
         import importlib.metadata
         for dist in importlib.metadata.distributions():
-            dist.entry_points  # noqa: B018
+            for ep in dist.entry_points:
+                if ep.group == "pytest11" and not os.environ.get(
+                        "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+                    names.append(ep.value.split(":")[0].strip())
     except Exception:  # noqa: BLE001
         pass
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: BLE001 - a plugin that fails here fails in the run too
+            pass
     import gc
     gc.collect()
     if hasattr(gc, "freeze"):  # children skip the parent's objects when they collect
@@ -201,36 +264,103 @@ def _status(status: int) -> dict[str, Any]:
 
 
 def serve() -> int:
+    """Fork prepared children on "prepare", release them on "go", report their ends."""
+    import select
+    import signal
+
     private = os.dup(1)
     os.dup2(2, 1)
     out = os.fdopen(private, "w", buffering=1)
+
+    def reply(msg: dict[str, Any]) -> None:
+        out.write(json.dumps(msg) + "\n")
+        out.flush()
+
     info = describe()
     if info["ok"]:
         _preimport()
         import threading
         info["fork"] = hasattr(os, "fork") and threading.active_count() == 1
-    out.write(json.dumps(info) + "\n")
-    out.flush()
+    reply(info)
     if not info["ok"] or not info["fork"]:
         return 0
-    for line in sys.stdin:
-        if not line.strip():
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    prepared: dict[str, tuple[int, int]] = {}   # id -> (pid, go pipe)
+    running: dict[int, str] = {}                # pid -> id
+    ended: dict[int, int] = {}                  # pid -> status, ended before "go"
+    buf = b""
+    open_ = True
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in running:
+                reply({"id": running.pop(pid), **_status(status)})
+            else:
+                ended[pid] = status
+
+    while open_ or running:
+        ready = select.select([wake_r] + ([0] if open_ else []), [], [])[0]
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        reap()
+        if 0 not in ready:
             continue
-        req = json.loads(line)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            _child(req, private)
-        try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass  # the child did it first, or already ended
-        out.write(json.dumps({"pid": pid}) + "\n")
-        out.flush()
-        _, status = os.waitpid(pid, 0)
-        out.write(json.dumps(_status(status)) + "\n")
-        out.flush()
+        data = os.read(0, 65536)
+        if not data:
+            open_ = False
+            for pid, go in prepared.values():
+                os.close(go)  # a prepared child reads EOF and runs nothing
+            prepared.clear()
+            continue
+        buf += data
+        while b"\n" in buf:
+            line, _, buf = buf.partition(b"\n")
+            if not line.strip():
+                continue
+            msg = json.loads(line)
+            if msg["op"] == "prepare":
+                sys.stdout.flush()
+                sys.stderr.flush()
+                go_r, go_w = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    _child(msg["req"], go_r, [go_w, wake_r, wake_w, private])
+                os.close(go_r)
+                try:
+                    os.setpgid(pid, pid)
+                except OSError:
+                    pass  # the child did it first, or already ended
+                prepared[msg["id"]] = (pid, go_w)
+                reply({"id": msg["id"], "prepared": pid})
+            elif msg["op"] == "go":
+                pid, go = prepared.pop(msg["id"])
+                try:
+                    os.write(go, b"g")
+                except OSError:
+                    pass  # it ended already; its status follows
+                os.close(go)
+                reply({"id": msg["id"], "started": pid})
+                if pid in ended:
+                    reply({"id": msg["id"], **_status(ended.pop(pid))})
+                else:
+                    running[pid] = msg["id"]
+            elif msg["op"] == "cancel":
+                pid, go = prepared.pop(msg["id"])
+                os.close(go)
     return 0
 
 
