@@ -211,7 +211,8 @@ def move_head(root: str, new: str, old: str, reason: str) -> None:
     res = git.run(["update-ref", "-m", f"ballot-guard split: {reason}", "HEAD", new, old],
                   cwd=root, check=False)
     if res.code != 0:
-        raise CannotJudge("cannot split: HEAD moved while splitting; nothing was changed "
+        raise CannotJudge("cannot split: HEAD could not be moved (it moved meanwhile, or its "
+                          "ref is locked); nothing was changed "
                           f"({git.describe_failure(['update-ref'], res)})")
 
 
@@ -420,7 +421,9 @@ def default_classifier(root: str, config: Config, base: str, deltas: Sequence[De
 
     files = tuple(FileChange(d.status, d.path, None, None if d.added else d.old_mode,
                              None if d.deleted else d.new_mode) for d in deltas)
-    change = Change("split", "change to split", None, base, files, (), False)
+    source, label = ("staged", "staged change") if new.rev is None else \
+        ("commit", f"commit {new.rev[:12]}")
+    change = Change(source, label, new.rev, base, files, (), False)
     cls = oracle.classify(root, config, change, git.Snapshot(root, base), lambda: new)
     o, b, n = frozenset(cls.oracle), frozenset(cls.behavior), frozenset(cls.neutral)
     return Sides(o, b, n, frozenset(cls.table_files) & o & (b | n))
