@@ -8,7 +8,7 @@ import pytest
 
 from ballot_guard.errors import CannotJudge
 from ballot_guard.split import Outcome, default_classifier, split_staged
-from tests.helpers import Repo
+from tests.helpers import Repo, run_cli
 from tests.test_split_support import base_repo, index, names, state, tree
 
 CLASSIFY: Any = None
@@ -54,6 +54,8 @@ def test_mixed_change_commits_the_oracle_part_and_leaves_the_rest_staged(base: R
     want.update({p: index_before[p] for p in ("properties/test_retry.py",
                                               "properties/test_new.py")})
     assert tree(repo, "HEAD") == want
+    assert run_cli(["scope", "--commit", "HEAD"], repo.path).code == 0
+    assert run_cli(["scope"], repo.path).code == 0
 
 
 def test_message_option_and_branch_reflog(base: Repo) -> None:

@@ -206,3 +206,16 @@ def test_any_toml_layout_of_separate_tables_splits(old: Any, new: Any, order: li
        st.sampled_from(["setup.cfg", "tox.ini"]))
 def test_any_ini_layout_splits(old: Any, new: Any, order: list[int], name: str) -> None:
     check(name, render(old, order, False), render(new, order, False))
+
+
+def test_staged_setup_cfg_is_split_by_section(repo: Repo) -> None:
+    base_repo(repo)
+    repo.write("setup.cfg", "[metadata]\nname = billing\n\n[tool:pytest]\naddopts = -q\n")
+    repo.commit_all("setup.cfg")
+    repo.write("setup.cfg", "[metadata]\nname = billing2\n\n[tool:pytest]\naddopts = -x\n")
+    repo.stage()
+    out = split_staged(str(repo.path))
+    assert out.tables == ("setup.cfg",)
+    assert repo.git("show", "HEAD:setup.cfg") == \
+        "[metadata]\nname = billing\n\n[tool:pytest]\naddopts = -x\n"
+    assert names(repo, "diff", "--cached") == {"setup.cfg"}
