@@ -49,10 +49,9 @@ def commits_of(root: str, target: Target, remote: str | None) -> tuple[str, ...]
         raise CannotJudge(f"cannot judge pushed ref {target.label}: "
                           f"{target.tip!r} is not a commit here")
     args = ["rev-list", "--reverse", "--topo-order", "--no-merges", tip, "--not"]
-    if target.exclude is not None and git.rev_parse(root, target.exclude) is not None:
-        args.append(git.resolve(root, target.exclude))
-    else:  # a new branch, or the remote's tip is unknown here: what no remote ref has
-        args.append(remotes_option(root, remote))
+    old = git.rev_parse(root, target.exclude) if target.exclude is not None else None
+    # a new branch, or a remote tip unknown here: the commits no remote-tracking ref has
+    args.append(old if old is not None else remotes_option(root, remote))
     return (tip, *git.out(args, cwd=root).decode().split())
 
 
@@ -67,8 +66,13 @@ def remotes_option(root: str, remote: str | None) -> str:
 
 
 def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
-          environ: Mapping[str, str] | None = None, scorecard: str | None = None) -> Judgement:
-    """Judge pushed targets in the contract's order; print the report; return what was found."""
+          environ: Mapping[str, str] | None = None, scorecard: str | None = None,
+          skip_empty: bool = False) -> Judgement:
+    """Judge pushed targets in the contract's order; print the report; return what was found.
+
+    ``skip_empty``: a pushed ref that adds no commit (a tag or branch on a commit a remote
+    already has, a rewind) is not judged again, as pre-commit does; ``ci`` judges HEAD always.
+    """
     from ballot_guard.config import load_at
     from ballot_guard.pin import check_pin
     from ballot_guard.scope import judge_commit
@@ -76,12 +80,22 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     env = dict(os.environ if environ is None else environ)
     j = Judgement()
     commits: list[str] = []
+    seen: set[str] = set()
     for target in targets:
         tip, *added = commits_of(root, target, remote)
+        if skip_empty and not added:
+            say(f"ballot-guard: {target.label}: no new commit (a remote already has "
+                f"{tip[:12]}); not judged again")
+            continue
         if tip not in j.tips:
             j.tips.append(tip)
-        commits += [c for c in added if c not in commits]
+        commits += [c for c in added if c not in seen]
+        seen.update(added)
         say(f"ballot-guard: judging {target.label}: {len(added)} commit(s) up to {tip[:12]}")
+    if not j.tips:
+        j.message = "nothing new to judge"
+        say(f"ballot-guard: clean (exit 0): {j.message}")
+        return j
     # 1. config of every tip (4)
     for tip in j.tips:
         try:
@@ -146,7 +160,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
                                                for tip, c in j.gate_codes.items() if c),
                      NEXT[f"gate{code}"])
     j.stage = "clean"
-    j.message = (f"{len(commits)} commit(s) in scope, the pin holds, every voter passed")
+    j.message = f"{len(commits)} commit(s) judged, the pin holds, every voter passed"
     say(f"ballot-guard: clean (exit 0): {j.message}")
     return j
 

@@ -105,7 +105,7 @@ def pre_push(root: str, remote: str | None, url: str | None, stdin: str | None, 
         return exit_codes.CLEAN
     from ballot_guard.combined import judge
 
-    return judge(root, todo, remote=remote, environ=env).code
+    return judge(root, todo, remote=remote, environ=env, skip_empty=True).code
 
 
 def hook_root() -> str:

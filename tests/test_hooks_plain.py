@@ -295,3 +295,11 @@ def test_commit_all_judges_the_index_git_hands_the_hook(project: Repo) -> None:
     proc = commit(project, "-m", "only the code", "--", "billing.py")
     assert proc.returncode == 0, _out(proc)
     assert project.git("show", "--name-only", "--format=", "HEAD").split() == ["billing.py"]
+
+
+def test_a_tag_on_a_pushed_commit_is_not_judged_again(pushed: Repo) -> None:
+    pushed.git("tag", "v1")
+    proc = push(pushed, "origin", "v1")
+    out = _out(proc)
+    assert proc.returncode == 0, out
+    assert "no new commit" in out and "ballot-guard gate" not in out
