@@ -240,3 +240,14 @@ def test_jobs_run_in_parallel_with_the_same_ballots(project: Repo, tmp_path: Pat
     assert res.code == 1, res.out + res.err
     props = scorecard(project)["properties"]
     assert [props[n]["ballot"] for n in ("a", "b", "bad")] == ["pass", "pass", "fail"]
+
+
+def test_rev_removes_its_worktree_when_it_cannot_judge(project: Repo) -> None:
+    make_project(project, {"ok": PASS})
+    text = (project.path / "pyproject.toml").read_text()
+    project.write("pyproject.toml", text + "repeats = 1\n")
+    project.commit_all("bad config")
+    res = run_cli(["gate", "--rev", "HEAD"], project.path)
+    assert res.code == 4 and "repeats" in res.err
+    assert project.git("worktree", "list", "--porcelain").count("worktree ") == 1
+    assert scorecard(project)["exit"] == 4

@@ -127,3 +127,30 @@ def test_filterwarnings_error_does_not_turn_preloading_into_a_failure(project: R
 def test_pytest_exit_codes_map_to_outcomes(code: int | None, timed_out: bool,
                                            outcome: str) -> None:
     assert outcome_of(code, timed_out) == outcome
+
+
+@pytest.mark.parametrize("early", [False, True], ids=["conftest", "addopts-plugin"])
+def test_no_project_code_of_one_run_overlaps_another(project: Repo, tmp_path: Path,
+                                                     early: bool) -> None:
+    # The next run's pytest start-up is prepared while a run goes; project code
+    # (a conftest, or a -p plugin of the project that pytest imports earlier)
+    # must still start only after the previous run ended.
+    log = tmp_path / "events.log"
+    logger = (f"import os, time\nwith open({str(log)!r}, 'a') as f:\n"
+              "    f.write(f'start {os.getpid()}\\n')\n")
+    prop = ("import os, time\n"
+            "def test_slow():\n"
+            "    time.sleep(0.3)\n"
+            f"    with open({str(log)!r}, 'a') as f:\n"
+            "        f.write(f'end {os.getpid()}\\n')\n")
+    table = ('\n[tool.pytest.ini_options]\naddopts = "-p localplug"\n' if early else "")
+    make_project(project, {"a": prop, "b": prop}, table="repeats = 3\n" + table, commit=False)
+    project.write("localplug.py" if early else "conftest.py", logger)
+    project.commit_all("project")
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    events = [line.split() for line in log.read_text().splitlines()]
+    assert len(events) == 12
+    for i in range(0, 12, 2):
+        (kind1, pid1), (kind2, pid2) = events[i], events[i + 1]
+        assert (kind1, kind2) == ("start", "end") and pid1 == pid2, events
