@@ -7,6 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ballot_guard.git import Snapshot
 from ballot_guard.split import split_staged
 from tests.helpers import init_repo
 from tests.test_split_support import index, state, tree
@@ -70,3 +71,64 @@ def test_split_updates_exactly_the_oracle_entries(slots: list[tuple[bool, str, b
         assert tree(repo, "HEAD") == want
         rest = set(repo.git("diff", "--cached", "--no-renames", "--name-only", "-z").split("\0")) - {""}
         assert rest == changed - set(ORACLE)
+
+
+PYPROJECTS = (
+    None,
+    b'[project]\nname = "a"\n',
+    b'[project]\nname = "b"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n',
+    b'# top\n[tool.pytest.ini_options]\naddopts = "-x"\n\n[project]\nname = "a"\n',
+    b'[tool.ballot_guard]\nrepeats = 3\n',
+    b'[project]\nname = "a"\n[tool.ballot_guard]\nrepeats = 4\n[tool.black]\nx = 1\n',
+    b'[project]\r\nname = "a"  # same data, other layout\r\n',
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(PYPROJECTS), st.sampled_from(PYPROJECTS), st.booleans(), st.booleans())
+def test_pyproject_in_a_random_mix(old: bytes | None, new: bytes | None, prop: bool,
+                                   src: bool) -> None:
+    from ballot_guard import tables
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = init_repo(Path(tmp) / "r")
+        repo.write("properties/test_a.py", "a\n")
+        repo.write("src/a.py", "a\n")
+        if old is not None:
+            repo.write("pyproject.toml", old)
+        base = repo.commit_all("base")
+        if new is None:
+            if old is not None:
+                repo.remove("pyproject.toml")
+        else:
+            repo.write("pyproject.toml", new)
+        if prop:
+            repo.write("properties/test_a.py", "b\n")
+        if src:
+            repo.write("src/a.py", "b\n")
+        repo.stage()
+        before = state(repo)
+
+        out = split_staged(str(repo.path))
+
+        verdict = tables.judge("pyproject.toml", old, new) if old != new else None
+        on_oracle = prop or verdict in (tables.ORACLE, tables.BOTH)
+        on_behaviour = src or verdict in (tables.BEHAVIOR, tables.BOTH)
+        assert (out.oracle_commit is not None) == (on_oracle and on_behaviour)
+        after = state(repo)
+        assert after["index"] == before["index"] and after["files"] == before["files"]
+        if out.oracle_commit is None:
+            assert after["head"] == base
+            return
+        committed = Snapshot(str(repo.path), "HEAD").read("pyproject.toml")
+        if verdict == tables.BOTH:
+            assert tables.split("pyproject.toml", committed)[0] == \
+                tables.split("pyproject.toml", new)[0]
+            assert tables.split("pyproject.toml", committed)[1] == \
+                tables.split("pyproject.toml", old)[1]
+        elif verdict == tables.ORACLE:
+            assert committed == new
+        else:
+            assert committed == old
+        assert (repo.git("show", "HEAD:properties/test_a.py") == "b\n") == prop
+        assert repo.git("show", "HEAD:src/a.py") == "a\n"
