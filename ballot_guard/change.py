@@ -10,7 +10,7 @@ paths count.  Patches build their records in ``ballot_guard.patch``.
 from __future__ import annotations
 
 import os
-import re
+import sys
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -39,12 +39,13 @@ class Change:
 
     def paths(self) -> tuple[str, ...]:
         """Every touched path, both sides of renames and copies, in order, once each."""
-        seen: dict[str, None] = {}
-        for f in self.files:
-            if f.old_path is not None:
-                seen.setdefault(f.old_path, None)
-            seen.setdefault(f.path, None)
-        return tuple(seen)
+        cached: tuple[str, ...] | None = self.__dict__.get("_paths")
+        if cached is None:
+            cached = tuple(dict.fromkeys(
+                p for f in self.files
+                for p in ((f.path,) if f.old_path is None else (f.old_path, f.path))))
+            self.__dict__["_paths"] = cached  # frozen: computed once, stored aside
+        return cached
 
 
 _DIFF_OPTS = ("-r", "-z", "--no-ext-diff", "--no-renames", "--no-textconv",
@@ -52,29 +53,59 @@ _DIFF_OPTS = ("-r", "-z", "--no-ext-diff", "--no-renames", "--no-textconv",
 
 
 def parse_raw(data: bytes) -> tuple[FileChange, ...]:
-    """Parse ``git diff-* -z`` raw output (no renames): ``:m1 m2 o1 o2 S\\0path\\0``."""
-    parts = git.split_z(data)
+    """Parse ``git diff-* -z`` raw output (no renames): ``:m1 m2 o1 o2 S\\0path\\0``.
+
+    Paths are decoded as ``os.fsdecode`` does.  Written for speed: a
+    20,000-file change goes through it on every commit.
+    """
+    enc, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    parts = data.split(b"\0")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    metas, raw_paths = parts[0::2], parts[1::2]
+    if len(metas) != len(raw_paths) or not all(
+            m[:1] == b":" and m[-1:].isalpha() and m[-1:] not in (b"R", b"C") for m in metas):
+        return _parse_raw_slow(parts, enc, errors)
+    paths = b"\0".join(raw_paths).decode(enc, errors).split("\0") if raw_paths else []
+    heads: dict[bytes, tuple[str | None, str | None, str]] = {}
+    for key in {m[1:14] + m[-1:] for m in metas}:
+        old, new = key[0:6].decode(), key[7:13].decode()
+        heads[key] = (None if old == "000000" else old, None if new == "000000" else new,
+                      key[13:].decode())
+    return tuple(_file_change(*heads[m[1:14] + m[-1:]], path)
+                 for m, path in zip(metas, paths))
+
+
+def _parse_raw_slow(parts: list[bytes], enc: str, errors: str) -> tuple[FileChange, ...]:
     files: list[FileChange] = []
-    i = 0
-    while i < len(parts):
+    i, n = 0, len(parts)
+    while i < n:
         meta = parts[i]
-        if not meta.startswith(":") or i + 1 >= len(parts):
+        if meta[:1] != b":" or i + 1 >= n:
             raise CannotJudge(f"unexpected git diff output near {meta[:60]!r}")
-        fields = meta[1:].split(" ")
-        old_mode, new_mode, status = fields[0], fields[1], fields[4][:1]
-        path = parts[i + 1]
+        old_mode, new_mode = meta[1:7].decode(), meta[8:14].decode()
+        status = meta[meta.rfind(b" ") + 1:][:1].decode()
+        path = parts[i + 1].decode(enc, errors)
         i += 2
-        if status in ("R", "C"):  # only if a user config forces renames on
-            new_path = parts[i]
+        if status in ("R", "C"):
+            files.append(FileChange(status, parts[i].decode(enc, errors), path, old_mode,
+                                    new_mode))
             i += 1
-            files.append(FileChange(status, new_path, path, old_mode, new_mode))
             continue
-        files.append(FileChange(
-            status, path, None,
-            None if old_mode == "000000" else old_mode,
-            None if new_mode == "000000" else new_mode,
-        ))
+        files.append(FileChange(status, path, None,
+                                None if old_mode == "000000" else old_mode,
+                                None if new_mode == "000000" else new_mode))
     return tuple(files)
+
+
+def _file_change(old_mode: str | None, new_mode: str | None, status: str,
+                 path: str) -> FileChange:
+    """FileChange(status, path, None, old_mode, new_mode), without the frozen __init__'s
+    five ``object.__setattr__`` calls (a 20,000-file change makes 20,000 of these)."""
+    obj = object.__new__(FileChange)
+    obj.__dict__.update(status=status, path=path, old_path=None, old_mode=old_mode,
+                        new_mode=new_mode)
+    return obj
 
 
 def agent_env(environ: Mapping[str, str] | None) -> bool:
@@ -85,7 +116,12 @@ def agent_env(environ: Mapping[str, str] | None) -> bool:
 
 def staged(root: str, *, agent: bool = False, environ: Mapping[str, str] | None = None) -> Change:
     """The staged index (honouring GIT_INDEX_FILE) against HEAD, or the empty tree."""
-    base = git.head(root)
+    return staged_at(root, git.head(root), agent=agent, environ=environ)
+
+
+def staged_at(root: str, base: str | None, *, agent: bool = False,
+              environ: Mapping[str, str] | None = None) -> Change:
+    """The staged index against ``base`` (HEAD's sha, known to the caller; None: unborn)."""
     against = base if base is not None else git.empty_tree(root)
     data = git.out(["diff-index", "--cached", *_DIFF_OPTS, against, "--"], cwd=root)
     return Change("staged", "staged change", None, base, parse_raw(data), (),
@@ -102,12 +138,10 @@ class CommitInfo:
     message: str
 
 
-_IDENT = re.compile(r"^(.*>)\s+\d+\s+[-+]\d{4}$")
-
-
 def _ident(value: str) -> str:
-    m = _IDENT.match(value)
-    return (m.group(1) if m else value).strip()
+    """``Name <email>`` of a raw ``author``/``committer`` header (drop the timestamp)."""
+    end = value.rfind(">")
+    return (value[:end + 1] if end >= 0 else value).strip()
 
 
 def commit_info(root: str, sha: str) -> CommitInfo:
@@ -129,13 +163,15 @@ def commit_info(root: str, sha: str) -> CommitInfo:
                       body.decode("utf-8", "replace"))
 
 
-_COAUTHOR = re.compile(r"^[ \t>]*co-authored-by[ \t]*:[ \t]*(.+?)[ \t]*$",
-                       re.IGNORECASE | re.MULTILINE)
+_COAUTHOR = r"^[ \t>]*co-authored-by[ \t]*:[ \t]*(.+?)[ \t]*$"
 
 
 def coauthors(message: str) -> tuple[str, ...]:
     """Every ``Co-authored-by:`` line anywhere in a message (squash merges repeat them)."""
-    return tuple(m.group(1) for m in _COAUTHOR.finditer(message.replace("\r", "")))
+    import re
+
+    pattern = re.compile(_COAUTHOR, re.IGNORECASE | re.MULTILINE)
+    return tuple(m.group(1) for m in pattern.finditer(message.replace("\r", "")))
 
 
 def commit(root: str, rev: str) -> Change:

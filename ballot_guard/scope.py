@@ -16,14 +16,13 @@ a top-level import here would be circular.
 """
 from __future__ import annotations
 
-import importlib
-import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple
 
+from ballot_guard import base as bases
 from ballot_guard import change as changes
-from ballot_guard import config as configs
 from ballot_guard import git
+from ballot_guard.base import Base
 from ballot_guard.change import Change
 from ballot_guard.config import Config
 from ballot_guard.git import Snapshot
@@ -83,6 +82,8 @@ def agent_oracle(ctx: ScopeContext) -> list[Reason]:
 def _lazy(module: str, name: str) -> Rule:
     """A rule defined in ``module`` (which imports this one), imported on first call."""
     def rule(ctx: ScopeContext) -> list[Reason]:
+        import importlib
+
         func: Rule = getattr(importlib.import_module(module), name)
         return func(ctx)
     rule.__name__ = name
@@ -122,11 +123,6 @@ class Verdict:
         }
 
 
-def adopted(root: str, base: str | None, config: Config) -> bool:
-    """Whether the base holds the digest file (its own config's ``digest_file``)."""
-    return base is not None and Snapshot(root, base).entry(config.digest_file) is not None
-
-
 def _content_paths(ctx_config: Config, root: str, paths: tuple[str, ...]) -> bool:
     """Whether a rule will need the changed side's content (fixtures, pin, freeze, tables)."""
     from ballot_guard.oracle import Judge, fold
@@ -142,14 +138,15 @@ def _content_paths(ctx_config: Config, root: str, paths: tuple[str, ...]) -> boo
 
 
 def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | None = None,
-                 *, environ: Mapping[str, str] | None = None) -> Verdict:
-    """Classify and judge one change under its base's config."""
+                 *, base: Base | None = None) -> Verdict:
+    """Classify and judge one change under its base's config (``base``: already read)."""
     from ballot_guard import identity, oracle
 
-    config = configs.load_at(root, change.base)
+    if base is None:
+        base = bases.at(root, change.base)
+    config, judged = base.config, base.adopted
     old = Snapshot(root, change.base if change.base is not None else git.empty_tree(root))
     ctx = ScopeContext(root, change, config, (), (), (), False, old, make_new)
-    judged = adopted(root, change.base, config)
     if change.source == "patch" and judged and _content_paths(config, root, change.paths()):
         ctx.new()  # a patch that rules need applied must apply: 4 with git's reason if not
     cls = oracle.classify(root, config, change, old, ctx.new,
@@ -171,8 +168,9 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
 def judge_staged(root: str, *, agent: bool = False,
                  environ: Mapping[str, str] | None = None) -> Verdict:
     """The staged index (honouring GIT_INDEX_FILE) against HEAD."""
-    return judge_change(root, changes.staged(root, agent=agent, environ=environ),
-                        environ=environ)
+    base = bases.at(root, "HEAD")
+    change = changes.staged_at(root, base.sha, agent=agent, environ=environ)
+    return judge_change(root, change, base=base)
 
 
 def judge_commit(root: str, rev: str) -> Verdict:
@@ -191,22 +189,26 @@ def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
     from ballot_guard import patch
 
     files = patch.files(root, data)
-    base = git.head(root)
-    change = Change("patch", label, None, base, files, (),
+    base = bases.at(root, "HEAD")
+    change = Change("patch", label, None, base.sha, files, (),
                     agent or changes.agent_env(environ))
-    applied = patch.Applied(root, base, data)
+    applied = patch.Applied(root, base.sha, data)
     try:
-        return judge_change(root, change, applied.snapshot, environ=environ)
+        return judge_change(root, change, applied.snapshot, base=base)
     finally:
         applied.close()
 
 
 def _q(paths: tuple[str, ...]) -> str:
+    import shlex
+
     return " ".join(shlex.quote(p) for p in paths)
 
 
 def split_advice(v: Verdict) -> list[str]:
     """The exact commands that split a blocked change (or drop its oracle part)."""
+    import shlex
+
     rules = {r.rule for r in v.reasons}
     other = tuple(sorted(set(v.behavior) - set(v.oracle)))
     lines: list[str] = []
@@ -232,36 +234,44 @@ def split_advice(v: Verdict) -> list[str]:
                       f"  git rebase -i {sha[:12]}~1       # otherwise: mark it 'edit', then "
                       "ballot-guard split --head"]
     else:
+        name = v.change.label[len("patch "):] if v.change.label.startswith("patch ") else ""
+        target = shlex.quote(name) if name and name != "from stdin" else "PATCH"
         inc = " ".join(f"--include={shlex.quote(p)}" for p in v.oracle)
         exc = " ".join(f"--exclude={shlex.quote(p)}" for p in v.oracle)
         if 2 in rules:
             lines += ["An agent may not change the oracle. Apply only the behaviour part:",
-                      f"  git apply --index {exc} PATCH"]
+                      f"  git apply --index {exc} {target}"]
         elif 1 in rules:
             lines += ["Apply it in two commits, the oracle part alone first:",
-                      f"  git apply --index {inc} PATCH && git commit -m 'Update the oracle'",
-                      f"  git apply --index {exc} PATCH"]
+                      f"  git apply --index {inc} {target} && git commit -m 'Update the oracle'",
+                      f"  git apply --index {exc} {target}"]
+    return lines
+
+
+def report(v: Verdict) -> list[str]:
+    """The human report's lines: verdict, rules, oracle and behaviour paths, how to split."""
+    from ballot_guard.output import paint
+
+    word = {"ok": paint("ok", "green"), "blocked": paint("blocked", "red"),
+            "unjudged": paint("unjudged", "yellow")}[v.status]
+    lines = [f"ballot-guard scope: {v.change.label}: {word}"]
+    if v.status == "unjudged":
+        lines.append("  not judged: the base does not hold the digest file yet (ballot-guard "
+                     "is not adopted there); pin the fixtures with `ballot-guard digest --pin` "
+                     "and commit the pin")
+    lines += [f"  rule {r.rule}: {r.message}" for r in v.reasons]
+    for title, paths in (("oracle paths", v.oracle), ("behaviour paths", v.behavior),
+                         ("neutral paths", v.neutral)):
+        if paths:
+            lines.append(f"  {title}:")
+            lines += [f"    {p}" for p in paths]
+    if v.status == "blocked":
+        lines += [f"  {line}" for line in split_advice(v)]
     return lines
 
 
 def print_verdict(v: Verdict) -> None:
-    """The human report: the verdict, the rules, the oracle and behaviour paths, how to split."""
-    from ballot_guard.output import paint, say
+    """Print the human report (one write, however many paths)."""
+    from ballot_guard.output import say
 
-    word = {"ok": paint("ok", "green"), "blocked": paint("blocked", "red"),
-            "unjudged": paint("unjudged", "yellow")}[v.status]
-    say(f"ballot-guard scope: {v.change.label}: {word}")
-    if v.status == "unjudged":
-        say("  not judged: the base does not hold the digest file yet (ballot-guard is not "
-            "adopted there); pin the fixtures with `ballot-guard digest --pin` and commit it")
-    for r in v.reasons:
-        say(f"  rule {r.rule}: {r.message}")
-    for title, paths in (("oracle paths", v.oracle), ("behaviour paths", v.behavior),
-                         ("neutral paths", v.neutral)):
-        if paths:
-            say(f"  {title}:")
-            for p in paths:
-                say(f"    {p}")
-    if v.status == "blocked":
-        for line in split_advice(v):
-            say(f"  {line}")
+    say("\n".join(report(v)))

@@ -1,0 +1,145 @@
+"""Scope guard timings, side by side with what they are compared to, in one run.
+
+    python bench/scope_bench.py [--runs N] [--files N]
+
+1. ``ballot-guard scope`` on a 5-file staged change vs pre-commit-hooks'
+   ``check-added-large-files`` on the same repository      (target ratio <= 1.5)
+2. ``ballot-guard scope`` on a 20,000-file staged change vs a bare
+   ``git diff --cached --name-status -z -M``                (target ratio <= 3)
+3. ``ballot-guard scope --patch`` on a 20,000-file unified diff vs a bare
+   unidiff ``PatchSet`` parse of the same file (in-process, parse only)
+                                                            (target ratio <= 0.5)
+
+Every figure is the median wall time of N runs of a real process (the unidiff
+parse excepted, timed in-process so that only the parse counts).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+BG = [sys.executable, "-m", "ballot_guard"]
+
+
+def git(cwd: Path, *args: str, input: bytes | None = None) -> bytes:
+    return subprocess.run(["git", *args], cwd=cwd, input=input, check=True,
+                          capture_output=True).stdout
+
+
+def median_of(runs: int, func: Callable[[], object]) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def timed_process(runs: int, cmd: Sequence[str], cwd: Path, stdin: bytes | None = None,
+                  ok: tuple[int, ...] = (0, 1)) -> float:
+    def once() -> None:
+        proc = subprocess.run(cmd, cwd=cwd, input=stdin, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, check=False)
+        if proc.returncode not in ok:
+            raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()}")
+    once()  # warm the caches once
+    return median_of(runs, once)
+
+
+def make_repo(where: Path) -> Path:
+    repo = where / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for key, value in (("user.name", "Bench"), ("user.email", "bench@example.com"),
+                       ("commit.gpgsign", "false")):
+        git(repo, "config", key, value)
+    (repo / "properties").mkdir()
+    (repo / "properties" / "test_a.py").write_text("def test_a():\n    assert True\n")
+    (repo / "fixtures").mkdir()
+    (repo / "fixtures" / "cases.json").write_text("[1, 2, 3]\n")
+    (repo / "fixture_digest.txt").write_text("sha256-v2:" + "0" * 64 + "\n")
+    (repo / "pyproject.toml").write_text("[project]\nname = 'bench'\n")
+    src = repo / "src"
+    src.mkdir()
+    for i in range(200):
+        (src / f"mod{i}.py").write_text(f"VALUE = {i}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "adopted base")
+    return repo
+
+
+def stage_files(repo: Path, count: int, sub: str) -> list[str]:
+    d = repo / sub
+    d.mkdir(parents=True, exist_ok=True)
+    names = []
+    for i in range(count):
+        name = f"{sub}/file_{i:05d}.py"
+        (repo / name).write_text(f"def f{i}():\n    return {i}\n")
+        names.append(name)
+    git(repo, "add", "-A", "--", sub)
+    return names
+
+
+def row(label: str, ours: float, theirs: float, target: str, vs: str) -> None:
+    ratio = ours / theirs
+    print(f"{label:<34} {ours * 1000:9.1f} ms   {vs:<40} {theirs * 1000:9.1f} ms   "
+          f"ratio {ratio:5.2f} (target {target})")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--files", type=int, default=20000)
+    args = ap.parse_args(argv)
+    runs, many = args.runs, args.files
+    with tempfile.TemporaryDirectory(prefix="scope-bench-") as tmp:
+        repo = make_repo(Path(tmp))
+        env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, {runs} runs each"
+        print(f"scope bench ({env_note})")
+
+        # 1. a 5-file staged change
+        small = stage_files(repo, 5, "small")
+        ours = timed_process(runs, [*BG, "scope"], repo)
+        large = timed_process(runs, [sys.executable, "-m",
+                                     "pre_commit_hooks.check_added_large_files", *small], repo)
+        row("scope, 5-file staged change", ours, large, "<= 1.5",
+            "check-added-large-files, same files")
+
+        # 2. a many-file staged change
+        git(repo, "reset", "-q", "--hard")
+        stage_files(repo, many, "big")
+        ours = timed_process(runs, [*BG, "scope"], repo)
+        bare = timed_process(runs, ["git", "diff", "--cached", "--name-status", "-z", "-M"], repo)
+        row(f"scope, {many}-file staged change", ours, bare, "<= 3",
+            "git diff --cached --name-status -z -M")
+
+        # 3. the same change as a unified diff, judged before it is applied
+        diff = git(repo, "diff", "--cached")
+        git(repo, "reset", "-q", "--hard")
+        patch_file = Path(tmp) / "big.diff"
+        patch_file.write_bytes(diff)
+        ours = timed_process(runs, [*BG, "scope", "--patch", str(patch_file)], repo)
+
+        import unidiff
+
+        def parse() -> None:
+            with open(patch_file, encoding="utf-8") as f:
+                unidiff.PatchSet(f)
+        parse()
+        theirs = median_of(max(3, runs // 3), parse)
+        row(f"scope --patch, {many}-file diff", ours, theirs, "<= 0.5",
+            f"unidiff PatchSet parse ({len(diff) / 1e6:.1f} MB)")
+
+        # 4. hook pre-commit: timed by the hooks bench section (to be added here).
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
