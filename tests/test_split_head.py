@@ -228,3 +228,18 @@ def test_a_note_when_the_new_config_blocks_the_rest(repo: Repo) -> None:
     r = run_cli(["split"], repo.path)
     assert r.code == 0 and names(repo, "diff", "--cached") == {"src/billing.py"}
     assert "note:" not in r.out
+
+
+def test_head_with_pyproject_on_both_sides(repo: Repo) -> None:
+    base_repo(repo)
+    repo.write("pyproject.toml", '[project]\nname = "a"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n')
+    repo.commit_all("pyproject")
+    repo.write("pyproject.toml", '[project]\nname = "b"\n\n[tool.pytest.ini_options]\naddopts = "-x"\n')
+    original = repo.commit_all("both tables at once")
+    r = run_cli(["split", "--head"], repo.path)
+    assert r.code == 0, r.err
+    assert "pyproject.toml: split by table" in r.out
+    assert repo.git("show", "HEAD^:pyproject.toml") == \
+        '[project]\nname = "a"\n\n[tool.pytest.ini_options]\naddopts = "-x"\n'
+    assert tree(repo, "HEAD") == tree(repo, original)
+    assert run_cli(["scope", "--range", "HEAD~2..HEAD"], repo.path).code == 0
