@@ -4,8 +4,9 @@ Nothing here writes the working tree or the user's index.  The oracle
 commit's tree is built in a temporary index (the base commit plus the oracle
 entries of the change), committed with ``commit-tree``, and HEAD moves last,
 with ``update-ref``'s old-value check, so a failure at any earlier step leaves
-HEAD, the index and the files as they were.  Afterwards ``git diff --cached``
-shows exactly the behaviour (and neutral) part, still staged.
+HEAD, the index and the files as they were (the plumbing is in ``splitgit``).
+Afterwards ``git diff --cached`` shows exactly the behaviour (and neutral)
+part, still staged.
 
 ``--head`` does the same to an unpushed HEAD commit: the oracle commit on its
 parent, then the original tree on top of it, both with the original author.
@@ -13,33 +14,26 @@ parent, then the original tree on top of it, both with the original author.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ballot_guard import git
 from ballot_guard.config import Config, load_at
 from ballot_guard.errors import CannotJudge
-
-
-@dataclass(frozen=True)
-class Delta:
-    """One path's change between two trees (or a tree and the index), renames off."""
-
-    path: str
-    status: str  # A M D T
-    old_mode: str
-    new_mode: str
-    old_oid: str
-    new_oid: str
-
-    @property
-    def deleted(self) -> bool:
-        return self.status == "D"
-
-    @property
-    def added(self) -> bool:
-        return self.status == "A"
+from ballot_guard.splitgit import (
+    Delta,
+    Update,
+    blob,
+    build_tree,
+    cat_blob,
+    commit_tree,
+    move_head,
+    pushed_to,
+    read_commit,
+    refuse_in_progress,
+    staged_deltas,
+    tree_deltas,
+)
 
 
 @dataclass(frozen=True)
@@ -54,21 +48,6 @@ class Sides:
     @property
     def mixed(self) -> bool:
         return bool(self.oracle) and bool(self.behavior)
-
-
-@dataclass(frozen=True)
-class Update:
-    """One entry the oracle commit takes: a path with its mode and object, or a deletion."""
-
-    path: str
-    mode: str | None  # None: delete
-    oid: str | None
-
-    def index_info(self, null_oid: str) -> bytes:
-        if self.mode is None:
-            return b"0 " + null_oid.encode() + b"\t" + os.fsencode(self.path) + b"\0"
-        assert self.oid is not None
-        return f"{self.mode} {self.oid}\t".encode() + os.fsencode(self.path) + b"\0"
 
 
 @dataclass(frozen=True)
@@ -87,154 +66,6 @@ class Outcome:
 Classifier = Callable[[str, Config, str, Sequence[Delta], git.Snapshot], Sides]
 # (path, old bytes or None, new bytes or None) -> the oracle commit's bytes, None: absent.
 TableSplit = Callable[[str, "bytes | None", "bytes | None"], "bytes | None"]
-
-
-# ---- reading the change -------------------------------------------------------------------
-
-def parse_raw(data: bytes) -> tuple[Delta, ...]:
-    """Deltas from ``git diff-* --raw -z --no-renames`` output."""
-    items = git.split_z(data)
-    out: list[Delta] = []
-    for meta, path in zip(items[0::2], items[1::2]):
-        old_mode, new_mode, old_oid, new_oid, status = meta.lstrip(":").split(" ")
-        if status == "U":
-            raise CannotJudge(f"cannot split: {path} is unmerged; resolve the conflict first")
-        out.append(Delta(path, status[0], old_mode, new_mode, old_oid, new_oid))
-    return tuple(out)
-
-
-_DIFF_OPTS = ("--raw", "-z", "--no-renames", "--full-index", "--ignore-submodules=none",
-              "--no-ext-diff", "--no-textconv")
-
-
-def staged_deltas(root: str, base: str) -> tuple[Delta, ...]:
-    """The staged change against ``base``, as git commit would record it."""
-    return parse_raw(git.out(["diff-index", "--cached", *_DIFF_OPTS, base, "--"], cwd=root))
-
-
-def tree_deltas(root: str, old: str, new: str) -> tuple[Delta, ...]:
-    return parse_raw(git.out(["diff-tree", "-r", *_DIFF_OPTS, old, new, "--"], cwd=root))
-
-
-# ---- building the oracle tree -------------------------------------------------------------
-
-def build_tree(root: str, base: str, updates: Sequence[Update]) -> str:
-    """The tree of ``base`` with ``updates`` applied, built in a temporary index."""
-    null_oid = "0" * len(base)
-    with tempfile.TemporaryDirectory(prefix="ballot-guard-split-") as tmp:
-        env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
-        plain = ("-c", "core.splitIndex=false")  # no shared index file left in .git
-        git.run([*plain, "read-tree", base], cwd=root, env=env)
-        if updates:
-            payload = b"".join(u.index_info(null_oid) for u in updates)
-            git.run([*plain, "update-index", "-z", "--index-info"], cwd=root, env=env,
-                    input=payload)
-        tree = git.out([*plain, "write-tree"], cwd=root, env=env).decode().strip()
-    _check_tree(root, base, tree, updates)
-    return tree
-
-
-def _check_tree(root: str, base: str, tree: str, updates: Sequence[Update]) -> None:
-    """The new tree must differ from ``base`` in exactly the planned entries.
-
-    A file replaced by a directory (or the reverse) across the oracle/behaviour
-    boundary cannot be split: the index would drop the other side silently.
-    """
-    got = {d.path: (None if d.deleted else (d.new_mode, d.new_oid))
-           for d in tree_deltas(root, base, tree)}
-    want = {u.path: (None if u.mode is None else (u.mode, u.oid)) for u in updates}
-    if got != want:
-        odd = sorted(p for p in set(got) | set(want) if got.get(p, 0) != want.get(p, 0))
-        raise CannotJudge(
-            "cannot split: the oracle part cannot be committed without the behaviour part "
-            f"(a file and a directory swap places at {describe(odd, 3)})")
-
-
-def blob(root: str, data: bytes) -> str:
-    """Write ``data`` as a blob object (no filters) and return its name."""
-    return git.out(["hash-object", "-w", "--no-filters", "--stdin"], cwd=root,
-                   input=data).decode().strip()
-
-
-# ---- committing ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Author:
-    name: str
-    email: str
-    date: str  # git's internal format: "<seconds> <+zone>"
-
-    def env(self) -> dict[str, str]:
-        return {"GIT_AUTHOR_NAME": self.name, "GIT_AUTHOR_EMAIL": self.email,
-                "GIT_AUTHOR_DATE": self.date}
-
-
-def read_commit(root: str, sha: str) -> tuple[Author, list[str], bytes, str | None]:
-    """A commit's author, parents, raw message bytes and declared encoding."""
-    raw = git.out(["cat-file", "commit", sha], cwd=root)
-    header, _, message = raw.partition(b"\n\n")
-    author: Author | None = None
-    parents: list[str] = []
-    encoding: str | None = None
-    for line in header.split(b"\n"):
-        key, _, value = line.partition(b" ")
-        if key == b"encoding":
-            encoding = value.decode("ascii", "replace")
-        elif key == b"parent":
-            parents.append(value.decode())
-        elif key == b"author":
-            who, _, when = value.rpartition(b"> ")
-            name, _, email = who.partition(b" <")
-            author = Author(os.fsdecode(name), os.fsdecode(email), when.decode())
-    if author is None:
-        raise CannotJudge(f"commit {sha[:12]} has no author line")
-    return author, parents, message, encoding
-
-
-def commit_tree(root: str, tree: str, parent: str, message: bytes, *,
-                author: Author | None = None, encoding: str | None = None) -> str:
-    """A commit object; identity and signing as git commit would choose them.
-
-    No hook runs (commit-tree has none).  ``encoding`` keeps a message's
-    declared non-UTF-8 encoding header.
-    """
-    env: dict[str, str] | None = None
-    if author is not None:
-        env = dict(os.environ, **author.env())
-    opts = ["-c", f"i18n.commitEncoding={encoding}"] if encoding else []
-    return git.out([*opts, "commit-tree", tree, "-p", parent], cwd=root, env=env,
-                   input=message).decode().strip()
-
-
-def move_head(root: str, new: str, old: str, reason: str) -> None:
-    """Point HEAD (or the branch it names) at ``new`` only if it still is ``old``."""
-    res = git.run(["update-ref", "-m", f"ballot-guard split: {reason}", "HEAD", new, old],
-                  cwd=root, check=False)
-    if res.code != 0:
-        raise CannotJudge("cannot split: HEAD could not be moved (it moved meanwhile, or its "
-                          "ref is locked); nothing was changed "
-                          f"({git.describe_failure(['update-ref'], res)})")
-
-
-# ---- guards -------------------------------------------------------------------------------
-
-_IN_PROGRESS = {"MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
-                "REVERT_HEAD": "a revert"}
-
-
-def refuse_in_progress(root: str) -> None:
-    args = [a for name in _IN_PROGRESS for a in ("--git-path", name)]
-    paths = git.out(["rev-parse", *args], cwd=root).splitlines()
-    for what, path in zip(_IN_PROGRESS.values(), paths):
-        if os.path.exists(os.path.join(root, os.fsdecode(path))):
-            raise CannotJudge(f"cannot split: {what} is in progress; finish or abort it first")
-
-
-def pushed_to(root: str, sha: str) -> list[str]:
-    """Remote-tracking refs that already contain ``sha`` (ref names hold no newline)."""
-    data = git.out(["for-each-ref", "--contains", sha, "--format=%(refname)", "refs/remotes/"],
-                   cwd=root)
-    return [os.fsdecode(r) for r in data.splitlines() if r]
 
 
 def commit_identities(root: str, sha: str) -> tuple[str, ...]:
@@ -296,8 +127,8 @@ def _table_update(root: str, d: Delta, table_split: TableSplit) -> Update | None
     for mode in (d.old_mode, d.new_mode):
         if mode not in ("000000", "100644", "100755"):
             raise CannotJudge(f"cannot split {d.path} by table: it is not a regular file")
-    old = None if d.added else _cat(root, d.old_oid)
-    new = None if d.deleted else _cat(root, d.new_oid)
+    old = None if d.added else cat_blob(root, d.old_oid)
+    new = None if d.deleted else cat_blob(root, d.new_oid)
     middle = table_split(d.path, old, new)
     if middle == old:
         return None
@@ -305,10 +136,6 @@ def _table_update(root: str, d: Delta, table_split: TableSplit) -> Update | None
         return Update(d.path, None, None)
     mode = d.new_mode if d.added else d.old_mode  # a mode change rides with the behaviour
     return Update(d.path, mode, blob(root, middle))
-
-
-def _cat(root: str, oid: str) -> bytes:
-    return git.out(["cat-file", "blob", oid], cwd=root)
 
 
 def default_table_split(path: str, old: bytes | None, new: bytes | None) -> bytes | None:
@@ -407,7 +234,7 @@ def head_oracle_message(original: bytes, message: str | None) -> bytes:
 
 
 def _message_bytes(text: str) -> bytes:
-    data = os.fsencode(text) if isinstance(text, str) else text
+    data = os.fsencode(text)
     return data.rstrip(b"\n") + b"\n"
 
 
