@@ -137,8 +137,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         row(f"scope --patch, {many}-file diff", ours, theirs, "<= 0.5",
             f"unidiff PatchSet parse ({len(diff) / 1e6:.1f} MB)")
 
-        # 4. hook pre-commit: timed by the hooks bench section (to be added here).
+        # 4. hook pre-commit: the hooks section below
+        hook_pre_commit(Path(tmp), runs)
     return 0
+
+
+# --- hooks section: `ballot-guard hook pre-commit` --------------------------------------------
+
+def hook_pre_commit(tmp: Path, runs: int) -> None:
+    """``ballot-guard hook pre-commit`` on a 5-file staged change vs check-added-large-files.
+
+    Both are real processes on the same repository and the same staged files. They run
+    interleaved (one of each, N times) so that load on a shared machine falls on both
+    alike; the row shows medians, the line below the minima (the least disturbed runs).
+    """
+    where = tmp / "hooks"
+    where.mkdir()
+    repo = make_repo(where)
+    small = stage_files(repo, 5, "small")
+    cmds = {"ours": [*BG, "hook", "pre-commit"],
+            "theirs": [sys.executable, "-m", "pre_commit_hooks.check_added_large_files", *small]}
+    times: dict[str, list[float]] = {k: [] for k in cmds}
+    for i in range(runs + 1):
+        for key, cmd in cmds.items():
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=repo, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, check=False)
+            if proc.returncode != 0:
+                raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: "
+                                 f"{proc.stderr.decode()}")
+            if i:  # the first round warms the caches
+                times[key].append(time.perf_counter() - t0)
+    ours, theirs = (statistics.median(times[k]) for k in cmds)
+    row("hook pre-commit, 5-file change", ours, theirs, "<= 1.5",
+        "check-added-large-files, same files")
+    low_ours, low_theirs = (min(times[k]) for k in cmds)
+    print(f"{'  (minima)':<34} {low_ours * 1000:9.1f} ms   {'':<40} {low_theirs * 1000:9.1f} ms"
+          f"   ratio {low_ours / low_theirs:5.2f}")
 
 
 if __name__ == "__main__":
