@@ -172,3 +172,29 @@ def test_scripts_are_valid_sh(name: str) -> None:
     proc = subprocess.run(["sh", "-n", "-"], input=install.script(name), capture_output=True,
                           check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_round_trip_under_core_hooks_path_with_a_foreign_hook(repo: Repo, tmp_path: Path) -> None:
+    shared = tmp_path / "shared-hooks"
+    shared.mkdir()
+    repo.git("config", "core.hooksPath", str(shared))
+    (shared / "pre-push").write_bytes(FOREIGN)
+    (shared / "pre-push").chmod(0o700)
+    assert run_cli(["install"], repo.path).code == 0
+    assert sorted(os.listdir(shared)) == ["pre-commit", "pre-push", "pre-push.legacy"]
+    assert (shared / "pre-push.legacy").read_bytes() == FOREIGN
+    assert run_cli(["install", "--uninstall"], repo.path).code == 0
+    assert sorted(os.listdir(shared)) == ["pre-push"]
+    assert (shared / "pre-push").read_bytes() == FOREIGN and _mode(shared / "pre-push") == 0o700
+
+
+def test_a_symlinked_foreign_hook_is_kept_as_a_link(repo: Repo, tmp_path: Path) -> None:
+    target = tmp_path / "team-hook"
+    target.write_bytes(FOREIGN)
+    hooks = repo.path / ".git/hooks"
+    hooks.mkdir(parents=True, exist_ok=True)
+    (hooks / "pre-commit").symlink_to(target)
+    assert run_cli(["install"], repo.path).code == 0
+    assert os.readlink(hooks / "pre-commit.legacy") == str(target)
+    assert run_cli(["install", "--uninstall"], repo.path).code == 0
+    assert os.readlink(hooks / "pre-commit") == str(target) and target.read_bytes() == FOREIGN
