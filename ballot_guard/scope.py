@@ -124,7 +124,9 @@ class Verdict:
 
 
 def _content_paths(ctx_config: Config, root: str, paths: tuple[str, ...]) -> bool:
-    """Whether a rule will need the changed side's content (fixtures, pin, freeze, tables)."""
+    """Whether a rule will need the changed side's content (fixtures, pin, freeze, tables).
+
+    Those paths are all oracle, so callers pass the oracle paths only."""
     from ballot_guard.oracle import Judge, fold
 
     judge = Judge(root, ctx_config)
@@ -147,10 +149,10 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
     config, judged = base.config, base.adopted
     old = Snapshot(root, change.base if change.base is not None else git.empty_tree(root))
     ctx = ScopeContext(root, change, config, (), (), (), False, old, make_new)
-    if change.source == "patch" and judged and _content_paths(config, root, change.paths()):
-        ctx.new()  # a patch that rules need applied must apply: 4 with git's reason if not
     cls = oracle.classify(root, config, change, old, ctx.new,
                           contents=judged or change.source != "patch")
+    if change.source == "patch" and judged and _content_paths(config, root, cls.oracle):
+        ctx.new()  # a patch that rules need applied must apply: 4 with git's reason if not
     if not judged:
         return Verdict(change, False, cls.oracle, cls.behavior, cls.neutral, ())
     is_agent = change.agent_flag

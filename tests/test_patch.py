@@ -226,3 +226,69 @@ def test_patch_scope_json_for_a_plain_diff(repo: Repo, tmp_path: Path) -> None:
                  "@@ -1 +1 @@\n-RETRIES = 3\n+RETRIES = 4\n")
     assert scope_json(repo, "--patch", str(f)) == (0, {
         "verdict": "ok", "oracle": [], "behavior": ["src/app.py"], "neutral": [], "reasons": []})
+
+
+# --- the bulk reading of git sections equals the line-by-line reading -------------------------
+
+def _slow(data: bytes) -> list[FileChange]:
+    from ballot_guard.patch import _record_changes, _scan_lines
+
+    return [c for r in _scan_lines(data) for c in _record_changes(r)]
+
+
+_BODY = st.lists(st.sampled_from([" ctx", "-old", "+new", "", "--- a/properties/x",
+                                  "+++ b/properties/x", "-- ../../up", "\\ No newline at end of file"]),
+                 max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(files=st.lists(st.tuples(st.sampled_from(["src/a.py", "properties/t.py", "b c.txt"]),
+                                st.lists(_BODY, max_size=3)), min_size=1, max_size=4),
+       extra=st.sampled_from(["", "--- a/properties/late\n+++ b/properties/late\n",
+                              "rename from properties/old\n", "garbage\n"]))
+def test_bulk_reading_equals_line_reading(files: list[tuple[str, list[list[str]]]],
+                                          extra: str) -> None:
+    """Sections whose hunks add up are read in bulk; all others line by line; same result."""
+    out = []
+    for name, hunks in files:
+        out.append(f"diff --git a/{name} b/{name}\nindex 1111111..2222222 100644\n"
+                   f"--- a/{name}\n+++ b/{name}\n")
+        for body in hunks:
+            old = sum(1 for b in body if b[:1] in (" ", "-", ""))
+            new = sum(1 for b in body if b[:1] in (" ", "+", ""))
+            out.append(f"@@ -1,{old} +1,{new} @@\n" + "".join(f"{b}\n" for b in body))
+        out.append(extra)
+    data = "".join(out).encode()
+    try:
+        slow = _slow(data)
+    except PatchError:
+        with pytest.raises(PatchError):
+            scan(data)
+        return
+    assert scan(data) == slow
+
+
+def test_a_traditional_header_after_git_hunks_is_read() -> None:
+    diff = ("diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n"
+            "@@ -1 +1 @@\n-a\n+b\n"
+            "--- a/properties/t.py\n+++ b/properties/t.py\n@@ -1 +1 @@\n-a\n+b\n")
+    assert {f.path for f in _scan(diff)} == {"src/a.py", "properties/t.py"}
+
+
+def test_bulk_reading_of_a_real_git_diff_equals_line_reading(repo: Repo) -> None:
+    from ballot_guard import gitdiff
+
+    adopt(repo)
+    repo.write("src/new.py", "x\n\ny\n")  # an empty context line inside a later hunk
+    repo.write("src/app.py", "RETRIES = 4\n")
+    repo.git("rm", "-q", "README.md")
+    repo.git("update-index", "--chmod=+x", "properties/test_retry.py")
+    repo.git("mv", "fixtures/cases.json", "fixtures/moved.json")
+    repo.stage()
+    data = repo.git("diff", "--cached", "-M").encode()
+    bulk = gitdiff.read(data)
+    assert bulk is not None and bulk == _slow(data)
+    assert {f.status for f in bulk} == {"A", "M", "D", "R"}
+    edited = repo.git("diff", "--cached", "--", "src/app.py").encode()
+    assert gitdiff.read(edited + b"trailing garbage\n") is None  # read line by line instead
+    assert gitdiff.read(edited.replace(b"@@ -1 +1 @@", b"@@ -1,2 +1 @@")) is None
