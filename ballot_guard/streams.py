@@ -31,7 +31,7 @@ def feed_blobs(pack: Pack, frame: Framing) -> None:
     from ballot_guard.git import BlobReader
 
     items = pack.items
-    with BlobReader(pack.root) as reader:
+    with BlobReader(pack.root, bulk=True) as reader:
         for item, (size, chunks) in zip(items, reader.stream([i.oid for i in items])):
             frame.add(item.kind, item.path, size, chunks)
 
