@@ -23,7 +23,6 @@ import re
 import shutil
 import sys
 import tempfile
-
 from typing import Any
 
 from ballot_guard import git
@@ -91,7 +90,7 @@ def normalize(name: bytes, *, lineno: int) -> str:
     if text.startswith("/"):
         raise PatchError(f"line {lineno}: absolute path in patch: {text!r}")
     norm = posixpath.normpath(text)
-    if norm == ".." or norm.startswith("../") or norm.startswith("/"):
+    if norm == ".." or norm.startswith(("../", "/")):
         raise PatchError(f"line {lineno}: path escapes the repository: {text!r}")
     if norm in (".", ".git") or norm.startswith(".git/"):
         raise PatchError(f"line {lineno}: invalid path in patch: {text!r}")
@@ -434,7 +433,7 @@ def files(root: str, data: bytes) -> tuple[FileChange, ...]:
     def git_reading() -> None:
         try:
             box["out"] = _numstat_raw(root, data)
-        except BaseException as exc:  # handed to the caller below
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
             box["error"] = exc
 
     worker = threading.Thread(target=git_reading, name="git apply --numstat", daemon=True)

@@ -16,7 +16,7 @@ matched in one pass.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 
 def _class(seg: str, i: int) -> tuple[str, int] | None:
@@ -25,7 +25,7 @@ def _class(seg: str, i: int) -> tuple[str, int] | None:
     negate = j < len(seg) and seg[j] in "!^"
     if negate:
         j += 1
-    body = []
+    body: list[str] = []
     first = True
     while j < len(seg):
         c = seg[j]

@@ -16,8 +16,9 @@ a top-level import here would be circular.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from ballot_guard import base as bases
 from ballot_guard import change as changes
@@ -181,8 +182,20 @@ def judge_commit(root: str, rev: str) -> Verdict:
 
 
 def judge_range(root: str, base: str, tip: str) -> list[Verdict]:
-    """Every non-merge commit of ``base..tip`` on its own, oldest first."""
-    return [judge_commit(root, sha) for sha in changes.range_commits(root, base, tip)]
+    """Every non-merge commit of ``base..tip`` on its own, oldest first.
+
+    A merge commit is judged only on what it changes that none of its parents
+    has (``git diff-tree --cc``: an "evil merge"); a clean merge gives no verdict.
+    """
+    verdicts = []
+    for sha, is_merge in changes.range_all(root, base, tip):
+        if not is_merge:
+            verdicts.append(judge_commit(root, sha))
+            continue
+        part = changes.merge_part(root, sha)
+        if part.files:
+            verdicts.append(judge_change(root, part))
+    return verdicts
 
 
 def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
@@ -216,8 +229,8 @@ def split_advice(v: Verdict) -> list[str]:
     lines: list[str] = []
     if v.change.source == "staged":
         if 2 in rules:
-            lines += ["An agent may not change the oracle. Unstage the oracle part and leave it "
-                      "to a human:", f"  git restore --staged -- {_q(v.oracle)}"]
+            lines += [("An agent may not change the oracle. Unstage the oracle part and leave "
+                       "it to a human:"), f"  git restore --staged -- {_q(v.oracle)}"]
         elif 1 in rules:
             lines += ["Split it: commit the oracle part alone, then the behaviour part:",
                       "  ballot-guard split -m 'Update the oracle'",
@@ -225,16 +238,20 @@ def split_advice(v: Verdict) -> list[str]:
                       f"  git restore --staged -- {_q(other)}",
                       "  git commit -m 'Update the oracle'",
                       f"  git add -- {_q(other)}"]
+            both = sorted(set(v.oracle) & set(v.behavior))
+            if both:
+                lines.append(f"  ({_q(tuple(both))}: judge tables and other tables changed; "
+                             "only `ballot-guard split` separates them)")
     elif v.change.source == "commit":
         sha = v.change.commit or ""
         if 2 in rules:
-            lines += ["An agent may not change the oracle: revert the oracle part of "
-                      f"{sha[:12]} and leave it to a human."]
+            lines += [("An agent may not change the oracle: revert the oracle part of "
+                       f"{sha[:12]} and leave it to a human.")]
         if 1 in rules:
             lines += ["Split it into an oracle commit and a behaviour commit:",
                       "  ballot-guard split --head        # when it is HEAD and unpushed",
-                      f"  git rebase -i {sha[:12]}~1       # otherwise: mark it 'edit', then "
-                      "ballot-guard split --head"]
+                      (f"  git rebase -i {sha[:12]}~1       # otherwise: mark it 'edit', "
+                       "then ballot-guard split --head")]
     else:
         name = v.change.label[len("patch "):] if v.change.label.startswith("patch ") else ""
         target = shlex.quote(name) if name and name != "from stdin" else "PATCH"

@@ -10,9 +10,13 @@ side does not parse, the whole file is oracle (fail closed).
 from __future__ import annotations
 
 import posixpath
+import sys
 from typing import Any
 
-from ballot_guard.config import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 TABLE_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 JUDGE_TOOL_KEYS = frozenset({"ballot_guard", "pytest"})  # [tool.X] in TOML (incl. ini_options)

@@ -11,7 +11,8 @@
                                                             (target ratio <= 0.5)
 
 Every figure is the median wall time of N runs of a real process (the unidiff
-parse excepted, timed in-process so that only the parse counts).
+parse excepted, timed in-process so that only the parse counts); the two sides
+of a row run alternately, and a second line gives the minima.
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 BG = [sys.executable, "-m", "ballot_guard"]
 
@@ -33,24 +34,28 @@ def git(cwd: Path, *args: str, input: bytes | None = None) -> bytes:
                           capture_output=True).stdout
 
 
-def median_of(runs: int, func: Callable[[], object]) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def run_once(cmd: Sequence[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          check=False)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()}")
+    return elapsed
 
 
-def timed_process(runs: int, cmd: Sequence[str], cwd: Path, stdin: bytes | None = None,
-                  ok: tuple[int, ...] = (0, 1)) -> float:
-    def once() -> None:
-        proc = subprocess.run(cmd, cwd=cwd, input=stdin, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, check=False)
-        if proc.returncode not in ok:
-            raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()}")
-    once()  # warm the caches once
-    return median_of(runs, once)
+def interleaved(runs: int, ours: Callable[[], float],
+                theirs: Callable[[], float]) -> tuple[list[float], list[float]]:
+    """Time both sides alternately, N times each after one warm-up round, so that load
+    on a shared machine falls on both alike."""
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(runs + 1):
+        x, y = ours(), theirs()
+        if i:
+            a.append(x)
+            b.append(y)
+    return a, b
 
 
 def make_repo(where: Path) -> Path:
@@ -87,10 +92,14 @@ def stage_files(repo: Path, count: int, sub: str) -> list[str]:
     return names
 
 
-def row(label: str, ours: float, theirs: float, target: str, vs: str) -> None:
-    ratio = ours / theirs
-    print(f"{label:<34} {ours * 1000:9.1f} ms   {vs:<40} {theirs * 1000:9.1f} ms   "
-          f"ratio {ratio:5.2f} (target {target})")
+def row(label: str, ours: list[float], theirs: list[float], target: str, vs: str) -> None:
+    """The medians, and on a second line the minima (the least disturbed runs)."""
+    med_a, med_b = statistics.median(ours), statistics.median(theirs)
+    print(f"{label:<34} {med_a * 1000:9.1f} ms   {vs:<40} {med_b * 1000:9.1f} ms   "
+          f"ratio {med_a / med_b:5.2f} (target {target})")
+    low_a, low_b = min(ours), min(theirs)
+    print(f"{'  (minima)':<34} {low_a * 1000:9.1f} ms   {'':<40} {low_b * 1000:9.1f} ms"
+          f"   ratio {low_a / low_b:5.2f}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,18 +115,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # 1. a 5-file staged change
         small = stage_files(repo, 5, "small")
-        ours = timed_process(runs, [*BG, "scope"], repo)
-        large = timed_process(runs, [sys.executable, "-m",
-                                     "pre_commit_hooks.check_added_large_files", *small], repo)
-        row("scope, 5-file staged change", ours, large, "<= 1.5",
+        large = [sys.executable, "-m", "pre_commit_hooks.check_added_large_files", *small]
+        ours, theirs = interleaved(runs, lambda: run_once([*BG, "scope"], repo),
+                                   lambda: run_once(large, repo))
+        row("scope, 5-file staged change", ours, theirs, "<= 1.5",
             "check-added-large-files, same files")
 
         # 2. a many-file staged change
         git(repo, "reset", "-q", "--hard")
         stage_files(repo, many, "big")
-        ours = timed_process(runs, [*BG, "scope"], repo)
-        bare = timed_process(runs, ["git", "diff", "--cached", "--name-status", "-z", "-M"], repo)
-        row(f"scope, {many}-file staged change", ours, bare, "<= 3",
+        bare = ["git", "diff", "--cached", "--name-status", "-z", "-M"]
+        ours, theirs = interleaved(runs, lambda: run_once([*BG, "scope"], repo),
+                                   lambda: run_once(bare, repo))
+        row(f"scope, {many}-file staged change", ours, theirs, "<= 3",
             "git diff --cached --name-status -z -M")
 
         # 3. the same change as a unified diff, judged before it is applied
@@ -125,15 +135,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         git(repo, "reset", "-q", "--hard")
         patch_file = Path(tmp) / "big.diff"
         patch_file.write_bytes(diff)
-        ours = timed_process(runs, [*BG, "scope", "--patch", str(patch_file)], repo)
 
         import unidiff
 
-        def parse() -> None:
+        def parse() -> float:
+            t0 = time.perf_counter()
             with open(patch_file, encoding="utf-8") as f:
                 unidiff.PatchSet(f)
-        parse()
-        theirs = median_of(max(3, runs // 3), parse)
+            return time.perf_counter() - t0
+        ours, theirs = interleaved(
+            runs, lambda: run_once([*BG, "scope", "--patch", str(patch_file)], repo), parse)
         row(f"scope --patch, {many}-file diff", ours, theirs, "<= 0.5",
             f"unidiff PatchSet parse ({len(diff) / 1e6:.1f} MB)")
 
@@ -168,12 +179,8 @@ def hook_pre_commit(tmp: Path, runs: int) -> None:
                                  f"{proc.stderr.decode()}")
             if i:  # the first round warms the caches
                 times[key].append(time.perf_counter() - t0)
-    ours, theirs = (statistics.median(times[k]) for k in cmds)
-    row("hook pre-commit, 5-file change", ours, theirs, "<= 1.5",
-        "check-added-large-files, same files")
-    low_ours, low_theirs = (min(times[k]) for k in cmds)
-    print(f"{'  (minima)':<34} {low_ours * 1000:9.1f} ms   {'':<40} {low_theirs * 1000:9.1f} ms"
-          f"   ratio {low_ours / low_theirs:5.2f}")
+    row("hook pre-commit, 5-file change", times["ours"], times["theirs"], "<= 1.5",
+        "check-added-large-files, same files")  # medians, then minima
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ from ballot_guard.change import FileChange
 from ballot_guard.errors import CannotJudge
 from ballot_guard.patch import PatchError, files, scan, unquote
 from tests.helpers import Repo
-from tests.scope_support import adopt, scope as run_scope, scope_json
+from tests.scope_support import adopt, scope_json
+from tests.scope_support import scope as run_scope
 
 
 def _scan(text: str | bytes) -> list[FileChange]:
@@ -114,8 +115,8 @@ def test_crlf_patch_headers() -> None:
     ("diff --git a//etc/passwd b//etc/passwd\nold mode 100644\nnew mode 100755\n", "absolute"),
     ("diff --git a/x b/x\nrename from ../outside\nrename to x\n", "escapes"),
     ("diff --git a/x b/x\nrename from /abs\nrename to x\n", "absolute"),
-    ("diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nold mode 100644\n"
-     "new mode 100755\n", "invalid"),
+    (("diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nold mode 100644\n"
+      "new mode 100755\n"), "invalid"),
     ("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n", "ends early"),
     ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n", ""),  # trailing +c: garbage for us
     ("@@ -1 +1 @@\n-a\n+b\n", "without a file header"),

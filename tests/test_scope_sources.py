@@ -9,8 +9,8 @@ import pytest
 
 from ballot_guard import scope
 from tests.helpers import Repo, init_repo, run_bg
-from tests.scope_support import adopt, scope as run_scope, scope_json
-
+from tests.scope_support import adopt, scope_json
+from tests.scope_support import scope as run_scope
 
 # --- staged ---------------------------------------------------------------------------------
 
@@ -263,8 +263,7 @@ def _judge(repo: Repo, source: str, tmp_path: Path) -> dict:  # type: ignore[typ
     repo.git("reset", "-q", "--hard")
     f = tmp_path / "change.diff"
     f.write_bytes(diff.encode("utf-8", "surrogateescape"))
-    code, out = scope_json(repo, "--patch", str(f))
-    return out
+    return scope_json(repo, "--patch", str(f))[1]
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -428,5 +427,34 @@ def test_scope_does_not_import_gitpython(repo: Repo) -> None:
     adopt(repo)
     code = ("import sys; from ballot_guard.main import main; rc = main(['scope']); "
             "assert 'git' not in sys.modules, 'GitPython imported'; raise SystemExit(rc)")
-    proc = subprocess.run([os.sys.executable, "-c", code], cwd=repo.path, capture_output=True)
+    proc = subprocess.run([os.sys.executable, "-c", code], cwd=repo.path, capture_output=True,
+                          check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_range_judges_what_an_evil_merge_adds_itself(repo: Repo) -> None:
+    base = adopt(repo)
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write("src/side.py", "x\n")
+    repo.commit_all("side")
+    repo.git("checkout", "-q", "main")
+    repo.write("src/main.py", "y\n")
+    repo.commit_all("main")
+    repo.git("merge", "-q", "--no-ff", "-m", "clean merge", "side")
+    code, out = scope_json(repo, "--range", f"{base}..HEAD")
+    assert code == 0 and len(out["commits"]) == 2  # a clean merge adds nothing of its own
+    repo.git("checkout", "-q", "-b", "side2", base)
+    repo.write("src/side2.py", "x\n")
+    repo.commit_all("side2")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "--no-commit", "side2")
+    repo.write("properties/test_retry.py", "# weakened in the merge\n")
+    repo.write("src/app.py", "RETRIES = 9\n")
+    repo.stage()
+    evil = repo.commit("merge side2")
+    code, out = scope_json(repo, "--range", f"{base}..HEAD")
+    assert code == 1
+    merge = [c for c in out["commits"] if c["commit"] == evil]
+    assert merge and merge[0]["verdict"] == "blocked"
+    assert merge[0]["oracle"] == ["properties/test_retry.py"]
+    assert merge[0]["behavior"] == ["src/app.py"]  # not src/side2.py: that came from a parent
