@@ -28,11 +28,13 @@ def expected_exits() -> list[tuple[str, int]]:
 
 
 def test_the_full_demo_plays_every_verdict_as_expected(tmp_path: Path) -> None:
-    target = tmp_path / "demo"
+    """With no DIR, in a new temporary folder (here under TMPDIR=tmp_path)."""
     started = time.monotonic()
-    res = run_bg(["demo", str(target)], cwd=tmp_path)
+    res = run_bg(["demo"], cwd=tmp_path, env=dict(os.environ, TMPDIR=str(tmp_path)))
     seconds = time.monotonic() - started
     assert res.code == 0, res.out + res.err
+    [target] = tmp_path.glob("ballot-guard-demo-*")
+    assert f"building the example repository in {target}\n" in res.out
     assert "demo: every verdict came out as expected" in res.out
     for number, step in enumerate(scenarios.STEPS, 1):
         assert f"== {number}. {step.title} ==" in res.out
