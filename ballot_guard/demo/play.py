@@ -103,7 +103,7 @@ def play(directory: str | None) -> int:
     repo = build.prepare(directory)
     say(f"ballot-guard demo: building the example repository in {repo}")
     build.build(repo)
-    say(_indent(shell.git(repo, ["log", "--format=%h %an: %s"])))
+    say(_indent(shell.git(repo, ["log", "--format=%h %an: %s%d"])))
     commands = available_commands()
     misses: list[Miss] = []
     for number, step in enumerate(scenarios.STEPS, 1):
@@ -113,6 +113,8 @@ def play(directory: str | None) -> int:
             misses.append(Miss(number, step.title, f"could not set up: {exc}"))
             break
     say()
+    say("The history the demo left behind:")
+    say(_indent(shell.git(repo, ["log", "--graph", "--all", "--format=%h %an: %s%d"])))
     say(f"The example repository stays in {repo}: cd there and try `ballot-guard gate`.")
     if misses:
         for miss in misses:
