@@ -29,6 +29,8 @@ def expected_exits() -> list[tuple[str, int]]:
 
 def test_the_full_demo_plays_every_verdict_as_expected(tmp_path: Path) -> None:
     """With no DIR, in a new temporary folder (here under TMPDIR=tmp_path)."""
+    global_config = Path(os.environ["GIT_CONFIG_GLOBAL"])
+    before = global_config.read_bytes()
     started = time.monotonic()
     res = run_bg(["demo"], cwd=tmp_path, env=dict(os.environ, TMPDIR=str(tmp_path)))
     seconds = time.monotonic() - started
@@ -57,6 +59,7 @@ def test_the_full_demo_plays_every_verdict_as_expected(tmp_path: Path) -> None:
     assert [(h["event"], h["name"]) for h in freeze["history"]] == [
         ("frozen", "bounded_retry"), ("assigned", "bounded_retry"), ("unfrozen", "bounded_retry")]
     assert git(target, "config", "--local", "user.email").strip() == "dana@example.com"
+    assert global_config.read_bytes() == before  # identities are the repository's own
     print(f"demo took {seconds:.1f} s")
 
 
