@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
                 + (" and neutral" if sides.neutral else "") + " paths")
         return CLEAN
     behavior = sorted(sides.behavior | sides.neutral)
+    kinds = "behaviour and neutral" if sides.neutral - sides.oracle else "behaviour"
     say(f"oracle commit {outcome.oracle_commit[:12]}: {describe(sorted(sides.oracle), 8)}")
     for path in outcome.tables:
         say(f"  {path}: split by table (the oracle commit has only its judge-table edits)")
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         say(f"behaviour commit {outcome.behavior_commit[:12]}: {describe(behavior, 8)}")
         say("HEAD now ends with the two commits, oracle first; index and files unchanged")
     else:
-        say(f"still staged (behaviour): {describe(behavior, 8)}")
+        say(f"still staged ({kinds}): {describe(behavior, 8)}")
         say("review it with `git diff --cached`, then `git commit`")
     note = _recheck(root, args.head)
     if note:
