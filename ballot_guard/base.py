@@ -57,9 +57,9 @@ def at(root: str, rev: str | None) -> Base:
     sha = commit[0]
     data = pyproject[2] if pyproject is not None and pyproject[1] == "blob" else None
     config = parse_pyproject(data, f"{PYPROJECT} at {sha[:12]}")
-    if config.digest_file != default or digest is None:
-        if _plain(config.digest_file) and config.digest_file != default:
-            digest = _batch(root, [f"{sha}:{config.digest_file}"])[0]
-        if digest is None:  # e.g. a gitlink, whose object is not here: ask the tree
-            return Base(sha, config, git.Snapshot(root, sha).entry(config.digest_file) is not None)
+    if config.digest_file != default:
+        digest = (_batch(root, [f"{sha}:{config.digest_file}"])[0]
+                  if _plain(config.digest_file) else None)
+    if digest is None:  # absent, or a gitlink whose object is not here: ask the tree
+        return Base(sha, config, git.Snapshot(root, sha).entry(config.digest_file) is not None)
     return Base(sha, config, digest is not None and digest[1] != "tree")

@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 import posixpath
 import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from ballot_guard import tables
 from ballot_guard.change import Change

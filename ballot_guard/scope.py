@@ -143,7 +143,7 @@ def _content_paths(ctx_config: Config, root: str, paths: tuple[str, ...]) -> boo
 def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | None = None,
                  *, base: Base | None = None) -> Verdict:
     """Classify and judge one change under its base's config (``base``: already read)."""
-    from ballot_guard import identity, oracle
+    from ballot_guard import oracle
 
     if base is None:
         base = bases.at(root, change.base)
@@ -158,9 +158,11 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
         return Verdict(change, False, cls.oracle, cls.behavior, cls.neutral, ())
     is_agent = change.agent_flag
     if not is_agent and config.agents:
+        from ballot_guard import identity
+
         who = change.identities
-        if change.source != "commit":
-            who = who + identity.committing_identities(root)
+        if change.source != "commit" and cls.oracle:  # git var costs two processes: only
+            who = who + identity.committing_identities(root)  # when the oracle is touched
         is_agent = identity.any_agent(config.agents, who)
     ctx.oracle, ctx.behavior, ctx.neutral, ctx.is_agent = (
         cls.oracle, cls.behavior, cls.neutral, is_agent)

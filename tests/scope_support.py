@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import Repo, run_cli, CliResult
+from tests.helpers import CliResult, Repo, run_cli
 
 BOT = "Claude Bot [bot] <bot@example.com>"
 

@@ -11,7 +11,8 @@ from ballot_guard import identity, scope
 from ballot_guard.change import Change, FileChange, coauthors
 from ballot_guard.git import Snapshot
 from tests.helpers import Repo, init_repo, run_cli
-from tests.scope_support import BOT, adopt, scope as run_scope, scope_json
+from tests.scope_support import BOT, adopt, scope_json
+from tests.scope_support import scope as run_scope
 
 AGENTS = "[tool.ballot_guard]\nagents = ['*[bot]*', 'Codex <codex@openai.example>']\n"
 

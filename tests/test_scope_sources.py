@@ -458,3 +458,37 @@ def test_range_judges_what_an_evil_merge_adds_itself(repo: Repo) -> None:
     assert merge and merge[0]["verdict"] == "blocked"
     assert merge[0]["oracle"] == ["properties/test_retry.py"]
     assert merge[0]["behavior"] == ["src/app.py"]  # not src/side2.py: that came from a parent
+
+
+def test_patch_in_a_repository_without_a_commit_is_unjudged(repo: Repo, tmp_path: Path) -> None:
+    f = tmp_path / "p.diff"
+    f.write_text("--- /dev/null\n+++ b/properties/test_a.py\n@@ -0,0 +1 @@\n+x\n"
+                 "--- /dev/null\n+++ b/src/app.py\n@@ -0,0 +1 @@\n+y\n")
+    code, out = scope_json(repo, "--patch", str(f), "--agent")
+    assert (code, out["verdict"]) == (0, "unjudged")
+    assert out["oracle"] == ["properties/test_a.py"] and out["behavior"] == ["src/app.py"]
+
+
+def test_patch_from_a_subdirectory_names_paths_from_the_root(repo: Repo, tmp_path: Path) -> None:
+    adopt(repo)
+    f = tmp_path / "p.diff"
+    f.write_text("--- a/properties/test_retry.py\n+++ b/properties/test_retry.py\n"
+                 "@@ -1,2 +1,2 @@\n def test_retry():\n-    assert True\n+    assert 1\n")
+    code, out = scope_json(repo.path / "src", "--patch", str(f), "--agent")
+    assert code == 1 and out["oracle"] == ["properties/test_retry.py"]
+
+
+def test_patch_needing_content_is_applied_to_heads_tree_not_the_worktree(
+        repo: Repo, tmp_path: Path) -> None:
+    """The temporary index holds HEAD: a dirty working tree does not change the verdict."""
+    adopt(repo, "[project]\nname = 'x'\n")
+    repo.write("pyproject.toml", "[project]\nname = 'y'\n")
+    repo.stage()
+    diff = repo.git("diff", "--cached")
+    repo.git("reset", "-q", "--hard")
+    repo.write("pyproject.toml", "[project]\nname = 'dirty, unstaged'\n")
+    f = tmp_path / "p.diff"
+    f.write_text(diff)
+    code, out = scope_json(repo, "--patch", str(f))
+    assert code == 0 and out["behavior"] == ["pyproject.toml"]
+    assert (repo.path / "pyproject.toml").read_text() == "[project]\nname = 'dirty, unstaged'\n"
