@@ -14,7 +14,8 @@
    2 GiB                                                (target: <= 64 MiB)
 
 Every timing is the median wall time of N runs of a real process, with the page
-cache warmed by one untimed run first.  The defaults are the full sizes; pass
+cache warmed by one untimed run first and writeback flushed (``sync``); the
+commands compared take turns, so a change of machine load hits both.  The defaults are the full sizes; pass
 smaller ones for a quick run.  Temporary files are removed at the end.
 """
 from __future__ import annotations
@@ -65,14 +66,21 @@ def run_once(cmd: Sequence[str], cwd: Path, stdin: bytes | None = None) -> bytes
     return proc.stdout
 
 
-def timed(runs: int, cmd: Sequence[str], cwd: Path, stdin: bytes | None = None) -> float:
-    run_once(cmd, cwd, stdin)  # warm the page cache and the interpreter's files
-    times = []
+Job = tuple[Sequence[str], Path, "bytes | None"]
+
+
+def timed(runs: int, *jobs: Job) -> list[float]:
+    """Median wall time of each job; the jobs take turns, so a change of load hits all."""
+    os.sync()  # no writeback of freshly written files during the timings
+    for cmd, cwd, stdin in jobs:
+        run_once(cmd, cwd, stdin)  # warm the page cache and the interpreter's files
+    times: list[list[float]] = [[] for _ in jobs]
     for _ in range(runs):
-        t0 = time.perf_counter()
-        run_once(cmd, cwd, stdin)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for n, (cmd, cwd, stdin) in enumerate(jobs):
+            t0 = time.perf_counter()
+            run_once(cmd, cwd, stdin)
+            times[n].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 # Linux carries a process's high-water RSS across exec into ru_maxrss, and this
@@ -116,8 +124,8 @@ def bench_throughput(where: Path, total_mib: int, files: int, runs: int) -> None
             write_random(repo / "fixtures" / f"part{i}.bin", per, part)
             with open(repo / "fixtures" / f"part{i}.bin", "rb") as f:
                 shutil.copyfileobj(f, whole, 4 * MIB)
-    ours = timed(runs, BG, repo)
-    ssl = timed(runs, ["openssl", "dgst", "-sha256", str(one)], where)
+    ours, ssl = timed(runs, (BG, repo, None),
+                      (["openssl", "dgst", "-sha256", str(one)], where, None))
     size = files * per / MIB
     print(f"1. {size:.0f} MiB in {files} files")
     print(f"   ballot-guard digest    {ours:8.3f} s  {size / ours:8.0f} MiB/s")
@@ -136,9 +144,8 @@ def bench_small(where: Path, count: int, size: int, runs: int) -> None:
         if i % per_dir == 0:
             d.mkdir(parents=True)
         (d / f"case-{i:06d}.json").write_bytes(os.urandom(size))
-    ours = timed(runs, BG, repo)
-    ours_v1 = timed(runs, [*BG, "--format", "v1"], repo)
-    article = timed(runs, [sys.executable, "-"], repo, ARTICLE.encode())
+    ours, ours_v1, article = timed(runs, (BG, repo, None), ([*BG, "--format", "v1"], repo, None),
+                                   ([sys.executable, "-"], repo, ARTICLE.encode()))
     v1 = run_once([*BG, "--format", "v1"], repo).strip()
     assert v1 == run_once([sys.executable, "-"], repo, ARTICLE.encode()).strip(), "v1 differs"
     print(f"2. {count} files of {size} bytes")
@@ -150,16 +157,16 @@ def bench_small(where: Path, count: int, size: int, runs: int) -> None:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "fixtures")
     assert run_once([*BG, "--rev", "HEAD"], repo) == run_once(BG, repo), "--rev differs"
-    tree = timed(runs, BG, repo)
-    loose = timed(runs, [*BG, "--rev", "HEAD"], repo)
+    tree, loose = timed(runs, (BG, repo, None), ([*BG, "--rev", "HEAD"], repo, None))
     git(repo, "repack", "-adq")
     git(repo, "prune-packed")
-    packed = timed(runs, [*BG, "--rev", "HEAD"], repo)
+    tree2, packed = timed(runs, (BG, repo, None), ([*BG, "--rev", "HEAD"], repo, None))
     print(f"3. --rev HEAD on the same {count} files")
     print(f"   working-tree digest          {tree:8.3f} s")
-    print(f"   --rev, loose objects         {loose:8.3f} s  ratio {loose / tree:.2f}x")
-    print(f"   --rev, packed objects        {packed:8.3f} s  ratio {packed / tree:.2f}x"
+    print(f"   --rev, loose objects         {loose:8.3f} s  ratio {loose / tree:.2f}x"
           "   (target <= 2x)")
+    print(f"   after git repack -ad: tree   {tree2:8.3f} s, --rev {packed:.3f} s  "
+          f"ratio {packed / tree2:.2f}x")
     shutil.rmtree(repo)
 
 
@@ -185,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--small", type=int, default=100_000, help="number of small files")
     p.add_argument("--small-bytes", type=int, default=1024)
     p.add_argument("--rss-mib", type=int, default=2048, help="size of the single-file pack")
-    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--runs", type=int, default=5)
     p.add_argument("--dir", default=None, help="where to put the temporary packs")
     args = p.parse_args(argv)
     where = Path(tempfile.mkdtemp(prefix="digest-bench-", dir=args.dir))
