@@ -16,6 +16,7 @@ submodule) is listed in ``unsupported`` and the pack gets no digest.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -151,7 +152,7 @@ def _followed(path: bytes, rel: bytes, prefix: str, unsupported: list[str]) -> I
     except (FileNotFoundError, NotADirectoryError):
         return None  # broken link
     except OSError as exc:
-        if exc.errno == 40:  # ELOOP
+        if exc.errno == errno.ELOOP:
             return None
         raise CannotJudge(f"cannot follow symlink {show(prefix, rel)}: {exc.strerror}") from exc
     if stat.S_ISREG(st.st_mode):

@@ -10,6 +10,7 @@ the open file, and a file that changes size while it is read is refused.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 SMALL = 1 << 16  # files up to this size are read in one call
 CHUNK = 1 << 20  # larger ones stream through reused buffers of this size
 THREADED = 8 << 20  # from this size, read ahead in a thread
-_ELOOP = 40
 
 
 def feed_blobs(pack: Pack, frame: Framing) -> None:
@@ -147,7 +147,7 @@ def _read_ahead(fd: int) -> Iterator[memoryview | OSError]:
 
 
 def _open_error(pack: Pack, item: Item, exc: OSError) -> CannotJudge:
-    if isinstance(exc, (FileNotFoundError, NotADirectoryError)) or exc.errno == _ELOOP:
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError)) or exc.errno == errno.ELOOP:
         return _changed(pack, item)  # gone, or became a symlink, since it was listed
     return _unreadable(pack, item, exc)
 
