@@ -202,3 +202,19 @@ def test_pin_creates_the_digest_files_folder(pinned: Repo) -> None:
     pinned.write("pyproject.toml", '[tool.ballot_guard]\ndigest_file = "ci/pins/f.txt"\n')
     assert run_cli(["digest", "--pin"], pinned.path).code == 0
     assert run_cli(["digest", "--check"], pinned.path).code == 0
+
+
+def test_runs_from_a_subdirectory_on_the_whole_repository(pinned: Repo) -> None:
+    res = run_cli(["digest", "--check"], pinned.path / "fixtures" / "sub")
+    assert res.code == 0, res
+    assert run_cli(["digest"], pinned.path / "fixtures").out == \
+        run_cli(["digest"], pinned.path).out
+
+
+def test_v1_drift_is_diagnosed_and_warned(pinned: Repo) -> None:
+    assert run_cli(["digest", "--pin", "--format", "v1"], pinned.path).code == 0
+    pinned.commit_all("v1 pin")
+    pinned.write("fixtures/new.json", b"{}")
+    res = run_cli(["digest", "--check"], pinned.path)
+    assert res.code == 2 and "added: fixtures/new.json" in res.out
+    assert "v1 digest" in res.err and "ballot-guard digest --pin" in res.err
