@@ -98,7 +98,8 @@ def _simple(g: bytes, ext: bytes, minus: bytes,
 
 def read(data: bytes) -> list[FileChange] | None:
     """Every file of a clean ``git diff`` (see the module doc); None: read it line by line."""
-    from ballot_guard.patch import PatchError, _fast_section, _record_changes, normalize
+    from ballot_guard.patchnames import PatchError, normalize
+    from ballot_guard.patchscan import fast_section, record_changes
 
     if not data.startswith(b"diff --git "):
         return None
@@ -119,10 +120,10 @@ def read(data: bytes) -> list[FileChange] | None:
             if not starts:
                 starts = [m.start() for m in _FILE.finditer(b"\n" + data)]
             end = starts[i + 1] if i + 1 < len(starts) else len(data)
-            rec = _fast_section(data[starts[i]:end], 0)
+            rec = fast_section(data[starts[i]:end], 0)
             if rec is None:
                 return None
-            changes.extend(_record_changes(rec))
+            changes.extend(record_changes(rec))
     except PatchError:
         return None  # the line reading raises it again, with its line number
     return changes

@@ -216,83 +216,10 @@ def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
         applied.close()
 
 
-def _q(paths: tuple[str, ...]) -> str:
-    import shlex
-
-    return " ".join(shlex.quote(p) for p in paths)
-
-
-def split_advice(v: Verdict) -> list[str]:
-    """The exact commands that split a blocked change (or drop its oracle part)."""
-    import shlex
-
-    rules = {r.rule for r in v.reasons}
-    other = tuple(sorted(set(v.behavior) - set(v.oracle)))
-    lines: list[str] = []
-    if v.change.source == "staged":
-        if 2 in rules:
-            lines += [("An agent may not change the oracle. Unstage the oracle part and leave "
-                       "it to a human:"), f"  git restore --staged -- {_q(v.oracle)}"]
-        elif 1 in rules:
-            lines += ["Split it: commit the oracle part alone, then the behaviour part:",
-                      "  ballot-guard split -m 'Update the oracle'",
-                      "or by hand:",
-                      f"  git restore --staged -- {_q(other)}",
-                      "  git commit -m 'Update the oracle'",
-                      f"  git add -- {_q(other)}"]
-            both = sorted(set(v.oracle) & set(v.behavior))
-            if both:
-                lines.append(f"  ({_q(tuple(both))}: judge tables and other tables changed; "
-                             "only `ballot-guard split` separates them)")
-    elif v.change.source == "commit":
-        sha = v.change.commit or ""
-        if 2 in rules:
-            lines += [("An agent may not change the oracle: revert the oracle part of "
-                       f"{sha[:12]} and leave it to a human.")]
-        if 1 in rules:
-            lines += ["Split it into an oracle commit and a behaviour commit:",
-                      "  ballot-guard split --head        # when it is HEAD and unpushed",
-                      (f"  git rebase -i {sha[:12]}~1       # otherwise: mark it 'edit', "
-                       "then ballot-guard split --head")]
-    else:
-        name = v.change.label[len("patch "):] if v.change.label.startswith("patch ") else ""
-        target = shlex.quote(name) if name and name != "from stdin" else "PATCH"
-        inc = " ".join(f"--include={shlex.quote(p)}" for p in v.oracle)
-        exc = " ".join(f"--exclude={shlex.quote(p)}" for p in v.oracle)
-        if 2 in rules:
-            lines += ["An agent may not change the oracle. Apply only the behaviour part:",
-                      f"  git apply --index {exc} {target}"]
-        elif 1 in rules:
-            lines += ["Apply it in two commits, the oracle part alone first:",
-                      f"  git apply --index {inc} {target} && git commit -m 'Update the oracle'",
-                      f"  git apply --index {exc} {target}"]
-    return lines
-
-
-def report(v: Verdict) -> list[str]:
-    """The human report's lines: verdict, rules, oracle and behaviour paths, how to split."""
-    from ballot_guard.output import paint
-
-    word = {"ok": paint("ok", "green"), "blocked": paint("blocked", "red"),
-            "unjudged": paint("unjudged", "yellow")}[v.status]
-    lines = [f"ballot-guard scope: {v.change.label}: {word}"]
-    if v.status == "unjudged":
-        lines.append("  not judged: the base does not hold the digest file yet (ballot-guard "
-                     "is not adopted there); pin the fixtures with `ballot-guard digest --pin` "
-                     "and commit the pin")
-    lines += [f"  rule {r.rule}: {r.message}" for r in v.reasons]
-    for title, paths in (("oracle paths", v.oracle), ("behaviour paths", v.behavior),
-                         ("neutral paths", v.neutral)):
-        if paths:
-            lines.append(f"  {title}:")
-            lines += [f"    {p}" for p in paths]
-    if v.status == "blocked":
-        lines += [f"  {line}" for line in split_advice(v)]
-    return lines
-
-
 def print_verdict(v: Verdict) -> None:
-    """Print the human report (one write, however many paths)."""
+    """Print the human report: the verdict, the rule, the oracle and behaviour paths, and
+    the exact commands that split the change (one write, however many paths)."""
     from ballot_guard.output import say
+    from ballot_guard.scope_report import report
 
     say("\n".join(report(v)))

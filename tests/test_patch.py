@@ -232,9 +232,9 @@ def test_patch_scope_json_for_a_plain_diff(repo: Repo, tmp_path: Path) -> None:
 # --- the bulk reading of git sections equals the line-by-line reading -------------------------
 
 def _slow(data: bytes) -> list[FileChange]:
-    from ballot_guard.patch import _record_changes, _scan_lines
+    from ballot_guard.patchscan import record_changes, scan_lines
 
-    return [c for r in _scan_lines(data) for c in _record_changes(r)]
+    return [c for r in scan_lines(data) for c in record_changes(r)]
 
 
 _BODY = st.lists(st.sampled_from([" ctx", "-old", "+new", "", "--- a/properties/x",

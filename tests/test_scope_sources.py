@@ -492,3 +492,16 @@ def test_patch_needing_content_is_applied_to_heads_tree_not_the_worktree(
     code, out = scope_json(repo, "--patch", str(f))
     assert code == 0 and out["behavior"] == ["pyproject.toml"]
     assert (repo.path / "pyproject.toml").read_text() == "[project]\nname = 'dirty, unstaged'\n"
+
+
+def test_split_advice_for_a_table_file_on_both_sides(repo: Repo, tmp_path: Path) -> None:
+    adopt(repo, "[project]\nname = 'x'\n[tool.ballot_guard]\nrepeats = 2\n")
+    repo.write("pyproject.toml", "[project]\nname = 'y'\n[tool.ballot_guard]\nrepeats = 3\n")
+    repo.stage()
+    res = run_scope(repo)
+    assert res.code == 1 and "only `ballot-guard split` separates them" in res.out
+    f = tmp_path / "both.diff"
+    f.write_text(repo.git("diff", "--cached"))
+    repo.git("reset", "-q", "--hard")
+    res = run_scope(repo, "--patch", str(f))
+    assert res.code == 1 and f"git apply --index {f}" in res.out and "ballot-guard split" in res.out
