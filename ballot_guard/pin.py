@@ -101,7 +101,9 @@ def read_snapshot_pin(snapshot: git.Snapshot, name: str) -> tuple[str | None, st
         return None, "is a symlink, not a file"
     if not e.mode.startswith("100"):
         return None, "is not a regular file"
-    return _decode(git.out(["cat-file", "blob", e.oid], cwd=snapshot.root)[:_MAX_PIN + 1])
+    if int(git.out(["cat-file", "-s", e.oid], cwd=snapshot.root)) > _MAX_PIN:
+        return None, "is too long to hold a digest"
+    return _decode(git.out(["cat-file", "blob", e.oid], cwd=snapshot.root))
 
 
 def _decode(data: bytes) -> tuple[str | None, str | None]:

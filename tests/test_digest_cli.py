@@ -218,3 +218,10 @@ def test_v1_drift_is_diagnosed_and_warned(pinned: Repo) -> None:
     res = run_cli(["digest", "--check"], pinned.path)
     assert res.code == 2 and "added: fixtures/new.json" in res.out
     assert "v1 digest" in res.err and "ballot-guard digest --pin" in res.err
+
+
+def test_an_oversized_pin_at_rev_is_2_without_reading_it_whole(pinned: Repo) -> None:
+    pinned.write("fixture_digest.txt", b"0" * (1 << 20))
+    pinned.commit_all("a megabyte of pin")
+    res = run_cli(["digest", "--check", "--rev", "HEAD"], pinned.path)
+    assert res.code == 2 and "too long" in res.out
