@@ -1,20 +1,20 @@
 """The base a change is judged by: its commit, its config, whether it adopted the pin.
 
-One ``git cat-file --batch`` reads the base commit, its ``pyproject.toml`` and
+Records here are ``NamedTuple`` (a dataclass costs a millisecond to create at import,
+and this runs on every commit).  One ``git cat-file --batch`` reads the base commit, its ``pyproject.toml`` and
 whether it holds the default digest file, so the commit-time hook pays one git
 process for all three (a config naming another digest file costs one more).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ballot_guard import git
 from ballot_guard.config import PYPROJECT, Config, parse_pyproject
 from ballot_guard.errors import CannotJudge
 
 
-@dataclass(frozen=True)
-class Base:
+class Base(NamedTuple):
     sha: str | None  # None: no commit (unborn HEAD, a root commit's parent)
     config: Config  # the base's config (defaults when there is no base)
     adopted: bool  # the base holds the config's digest file

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ballot_guard import git
 from ballot_guard.errors import CannotJudge
@@ -128,8 +129,7 @@ def staged_at(root: str, base: str | None, *, agent: bool = False,
                   agent or agent_env(environ))
 
 
-@dataclass(frozen=True)
-class CommitInfo:
+class CommitInfo(NamedTuple):
     sha: str
     tree: str
     parents: tuple[str, ...]

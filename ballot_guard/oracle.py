@@ -24,7 +24,7 @@ import os
 import posixpath
 import unicodedata
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ballot_guard import tables
 from ballot_guard.change import Change
@@ -135,8 +135,7 @@ class Judge:
         return self.BEHAVIOR
 
 
-@dataclass(frozen=True)
-class Classified:
+class Classified(NamedTuple):
     oracle: tuple[str, ...]
     behavior: tuple[str, ...]
     neutral: tuple[str, ...]

@@ -134,13 +134,15 @@ class PatternSet:
     def __init__(self, patterns: Iterable[str]) -> None:
         compiled = [t for t in (translate(p) for p in patterns) if t is not None]
         self._any = bool(compiled)
-        self._parts: Sequence[tuple[re.Pattern[str], bool, bool]] = [
-            (re.compile(rx, re.DOTALL), neg, dir_only) for rx, neg, dir_only in compiled]
+        self._parts: Sequence[tuple[re.Pattern[str], bool, bool]] = ()
         self._one: re.Pattern[str] | None = None
         if compiled and not any(neg for _, neg, _ in compiled):
             self._one = re.compile("|".join(
                 f"(?:{rx}{'/.*' if dir_only else '(?:/.*)?'})" for rx, _, dir_only in compiled),
                 re.DOTALL)
+        else:  # one regex per pattern, in order, only when a "!" needs them
+            self._parts = [(re.compile(rx, re.DOTALL), neg, dir_only)
+                           for rx, neg, dir_only in compiled]
 
     def __bool__(self) -> bool:
         return self._any
