@@ -3,7 +3,8 @@
 Oracle (built in): the properties dir, the fixtures dir, the digest file, the
 freeze file, every ``conftest.py`` and pytest config file (``pytest.ini``,
 ``.pytest.ini``, ``pytest.toml``, ``.pytest.toml``) at the repository root or
-in an ancestor of the properties dir, ``.pre-commit-config.yaml``, ``.venv/``
+in an ancestor of the properties dir (and there, an ``__init__.py``: pytest imports
+it), ``.pre-commit-config.yaml``, ``.venv/``
 and the configured runner ``python`` when it lies inside the repository (with
 its virtualenv when it is ``<venv>/bin/python``), plus the user's
 ``oracle_paths``.  ``pyproject.toml``, ``setup.cfg`` and ``tox.ini`` at the
@@ -33,6 +34,9 @@ from ballot_guard.git import Snapshot
 from ballot_guard.patterns import PatternSet
 
 PYTEST_CONFIGS = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
+# Also in an ancestor of the properties dir: an ``__init__.py`` there makes it a package
+# that pytest imports, by its default import mode, before any property runs.
+ANCESTOR_FILES = (*PYTEST_CONFIGS, "__init__.py")
 ORACLE_FILES = (".pre-commit-config.yaml",)
 ORACLE_DIRS = (".venv",)
 
@@ -103,7 +107,7 @@ class Judge:
         self._dir_prefixes = tuple(d + "/" for d in self.dirs)
         near = ancestors(config.properties_dir)
         self.files = frozenset(fold(p) for p in (
-            *ORACLE_FILES, *run_files, *(_join(a, n) for a in near for n in PYTEST_CONFIGS)))
+            *ORACLE_FILES, *run_files, *(_join(a, n) for a in near for n in ANCESTOR_FILES)))
         self.table_files = frozenset(fold(_join(a, n)) for a in near for n in tables.TABLE_FILES)
         self._oracle_spec = _patterns(config.oracle_paths, folded=True)
         self._neutral_spec = _patterns(config.neutral_paths, folded=False)

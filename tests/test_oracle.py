@@ -62,6 +62,8 @@ def test_neutral_patterns_match_as_written_oracle_case_insensitively() -> None:
     ("conftest.py", "oracle"), ("tests/conftest.py", "oracle"), ("tests/props/conftest.py", "oracle"),
     ("tests/pytest.ini", "oracle"), ("tests/.pytest.toml", "oracle"),
     ("tests/other/conftest.py", "behavior"), ("tests/data/conftest.py", "behavior"),
+    ("tests/__init__.py", "oracle"), ("__init__.py", "oracle"),
+    ("tests/other/__init__.py", "behavior"), ("src/__init__.py", "behavior"),
     ("properties/test_a.py", "behavior"), ("fixtures/x", "behavior"),
     ("pyproject.toml", "table"), ("tests/setup.cfg", "table"), ("tests/tox.ini", "table"),
     ("src/pyproject.toml", "behavior"), ("TESTS/Tox.INI", "table"),
