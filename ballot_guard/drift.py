@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ballot_guard import git
 from ballot_guard.config import Config
 from ballot_guard.digest import V1, V2, Framing
-from ballot_guard.fixtures import Pack, from_snapshot, from_worktree, show
+from ballot_guard.fixtures import from_snapshot, from_worktree, show
 from ballot_guard.streams import feed_files
 
 _KIND = {b"f": "file", b"x": "executable file", b"l": "symlink"}
@@ -50,7 +51,7 @@ def _state_of_snapshot(snap: git.Snapshot, prefix: str) -> State:
 def _state_of_worktree(root: str, prefix: str) -> State:
     pack = from_worktree(root, prefix, V2)
     ids = _BlobIds(git.object_format(root))
-    feed_files(Pack(root, prefix, None, pack.items, (), False), ids, nofollow=True)
+    feed_files(replace(pack, unsupported=()), ids, nofollow=True)
     return ids.ids
 
 

@@ -44,7 +44,6 @@ class Pack:
     snapshot: git.Snapshot | None  # None: the working tree
     items: tuple[Item, ...]
     unsupported: tuple[str, ...]  # "FIFO fixtures/x", ...
-    links: bool  # v1 followed at least one symlink
 
 
 def show(prefix: str, rel: bytes = b"") -> str:
@@ -104,10 +103,9 @@ def from_worktree(root: str, prefix: str, fmt: str) -> Pack:
     """The pack as it lies in the working tree at ``root`` (a missing dir is empty)."""
     top, problem = _locate(root, prefix)
     if top is None:
-        return Pack(root, prefix, None, (), (problem,) if problem else (), False)
+        return Pack(root, prefix, None, (), (problem,) if problem else ())
     items: list[Item] = []
     unsupported: list[str] = []
-    links = False
     stack = [b""]
     while stack:
         rel_dir = stack.pop()
@@ -126,7 +124,6 @@ def from_worktree(root: str, prefix: str, fmt: str) -> Pack:
                     if entry.is_symlink():
                         if fmt == V1:
                             item = _followed(entry.path, rel, prefix, unsupported)
-                            links = links or item is not None
                         else:
                             item = Item(rel, b"l", entry.path, target=os.readlink(entry.path))
                         if item is not None:
@@ -142,7 +139,7 @@ def from_worktree(root: str, prefix: str, fmt: str) -> Pack:
                     raise _changed(prefix, rel) from exc
     if fmt == V1:
         _v1_names(items, prefix, unsupported)
-    return Pack(root, prefix, None, order(items, fmt), tuple(sorted(unsupported)), links)
+    return Pack(root, prefix, None, order(items, fmt), tuple(sorted(unsupported)))
 
 
 def _followed(path: bytes, rel: bytes, prefix: str, unsupported: list[str]) -> Item | None:
@@ -186,14 +183,11 @@ def from_snapshot(snap: git.Snapshot, prefix: str, fmt: str) -> Pack:
             items.append(Item(rel, kind, oid=e.oid))
         else:
             unsupported.append(f"entry of mode {e.mode} {show(prefix, rel)}")
-    followed = False
     if links and not unsupported:
-        resolved = _resolve_links(snap, prefix, links)
-        items.extend(resolved)
-        followed = bool(resolved)
+        items.extend(_resolve_links(snap, prefix, links))
     if fmt == V1:
         _v1_names(items, prefix, unsupported)
-    return Pack(snap.root, prefix, snap, order(items, fmt), tuple(sorted(unsupported)), followed)
+    return Pack(snap.root, prefix, snap, order(items, fmt), tuple(sorted(unsupported)))
 
 
 class _Tree:
