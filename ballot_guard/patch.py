@@ -4,11 +4,13 @@ The files a patch touches come from two independent readings, and the change
 is their union, so that no path git would apply goes unclassified:
 
 1. ``git apply --numstat -z``: git's own parser, the one that will apply it;
-2. a header scan of our own that names every path in ``diff --git``,
-   ``---``/``+++``, ``rename from/to`` and ``copy from/to`` lines (hunk bodies
-   are skipped by counting the lines their ``@@ -a,b +c,d @@`` header
-   announces, so a removed line reading ``-- x`` is not a header).  A
-   traditional diff whose ``---`` and ``+++`` name different files counts both.
+2. a header scan of our own (``ballot_guard.patchscan``; a clean ``git diff``
+   is checked in bulk by ``ballot_guard.gitdiff``) that names every path in
+   ``diff --git``, ``---``/``+++``, ``rename from/to`` and ``copy from/to``
+   lines (hunk bodies are skipped by counting the lines their
+   ``@@ -a,b +c,d @@`` header announces, so a removed line reading ``-- x`` is
+   not a header).  A traditional diff whose ``---`` and ``+++`` name different
+   files counts both.  Names are read by ``ballot_guard.patchnames``.
 
 Hunks are never parsed beyond their line counts.  A malformed diff, or a path
 that leaves the repository once normalised (``a/src/../../x``, an absolute
@@ -24,7 +26,13 @@ from typing import Any
 
 from ballot_guard import git
 from ballot_guard.change import FileChange
-from ballot_guard.patchnames import _ENC, _ERRORS, PatchError, normalize, unquote
+from ballot_guard.patchnames import (
+    FS_ENCODING,
+    FS_ERRORS,
+    PatchError,
+    normalize,
+    unquote,
+)
 from ballot_guard.patchscan import scan
 
 __all__ = ["Applied", "PatchError", "files", "normalize", "numstat", "scan", "unquote"]
@@ -42,7 +50,7 @@ def _numstat_raw(root: str, data: bytes) -> bytes:
 
 def _numstat_paths(out: bytes, known: set[str] | frozenset[str]) -> list[str]:
     paths = []
-    text = out.decode(_ENC, _ERRORS)  # as os.fsdecode, in one call
+    text = out.decode(FS_ENCODING, FS_ERRORS)  # as os.fsdecode, in one call
     for rec in text.split("\0")[:-1] if text else []:
         parts = rec.split("\t", 2)
         if len(parts) != 3:

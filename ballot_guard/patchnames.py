@@ -55,12 +55,12 @@ def strip_prefix(name: bytes) -> bytes:
     return name[slash + 1:] if slash >= 0 else name
 
 
-_ENC, _ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+FS_ENCODING, FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
 def normalize(name: bytes, *, lineno: int) -> str:
     """A repository-relative path, or PatchError when it escapes or is absolute."""
-    text = name.decode(_ENC, _ERRORS)
+    text = name.decode(FS_ENCODING, FS_ERRORS)
     if text and text[0] not in "./" and "/." not in text and "//" not in text \
             and "\0" not in text and text[-1] != "/":
         return text  # already normal: the common case, checked cheaply
