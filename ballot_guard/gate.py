@@ -91,7 +91,8 @@ def check_digest(root: str, config: Config, rev: str | None, known: Known,
 
 
 def is_dirty(root: str) -> bool:
-    res = git.run(["status", "--porcelain", "-z", "--untracked-files=normal"], cwd=root,
+    res = git.run(["--no-optional-locks", "status", "--porcelain", "-z",
+                   "--untracked-files=normal"], cwd=root,
                   check=False)
     return bool(res.stdout.strip(b"\0"))
 
@@ -106,6 +107,7 @@ class Stage:
         self.environ = os.environ if environ is None else environ
         self.session: Session | None = None
         self.workdir: str | None = None
+        self.pycache: str | None = None
 
     def __enter__(self) -> Stage:
         return self
@@ -117,7 +119,8 @@ class Stage:
         check_not_tracked(self.top, python, rev=self.rev,
                           run_root=self.tree if self.tree != self.top else None)
         sdir = state_dir(self.top)
-        pycache = self.environ.get("BALLOT_GUARD_PYCACHE") or os.path.join(sdir, "pycache")
+        pycache = self.pycache = \
+            self.environ.get("BALLOT_GUARD_PYCACHE") or os.path.join(sdir, "pycache")
         env = run_env(git.scrubbed_env(self.environ), seed=self.seed, pycache=pycache)
         self.workdir = tempfile.mkdtemp(prefix="run-", dir=sdir)
         self.session = Session(python, cwd=self.tree, env=env, workdir=self.workdir,
@@ -144,6 +147,10 @@ class Stage:
             self.session.close()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.pycache is not None and self.tree != self.top:
+            # bytecode of a temporary worktree is never read again
+            mine = os.path.dirname(os.path.abspath(self.tree)).lstrip(os.sep)
+            shutil.rmtree(os.path.join(self.pycache, mine), ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -20,11 +20,11 @@ import functools
 import itertools
 import json
 import os
-import selectors
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
@@ -276,12 +276,11 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
 
 
 class _Zygote:
-    """One forking parent under the project's interpreter.
+    """One forking parent under the project's interpreter, shared by every job slot.
 
     ``prepare`` forks a child that loads pytest's options and installed plugins
-    and then waits; ``go`` releases it.  One child runs at a time per zygote;
-    the next one may be prepared while it runs (never executing project code
-    before its "go").
+    and then waits; ``go`` releases it.  Replies carry the request id; one
+    reader thread files them, and each caller waits for its own.
     """
 
     def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str) -> None:
@@ -291,47 +290,54 @@ class _Zygote:
             self.proc = subprocess.Popen([python, ZYGOTE, "serve"], cwd=cwd, env=dict(env),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)
-        self.buf = b""
         self.inbox: dict[str, dict[str, Any]] = {}
+        self.eof = False
+        self.cond = threading.Condition()
+        self.send_lock = threading.Lock()
         self.live: set[int] = set()   # prepared or running children (process groups)
         self.ids = itertools.count(1)
         self.info: RunnerInfo | None = None
-        self.sel = selectors.DefaultSelector()
-        assert self.proc.stdout is not None
-        os.set_blocking(self.proc.stdout.fileno(), False)
-        self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+        self.reader = threading.Thread(target=self._reader, daemon=True)
+        self.reader.start()
 
-    def _read(self, deadline: float | None) -> dict[str, Any] | None:
-        """The next reply, None at the deadline; EOFError when the zygote ended."""
+    def _reader(self) -> None:
         assert self.proc.stdout is not None
-        while b"\n" not in self.buf:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not self.sel.select(wait):
-                if deadline is not None and time.monotonic() >= deadline:
+        try:
+            for line in self.proc.stdout:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                with self.cond:
+                    self.inbox.setdefault(str(msg.get("id")), {}).update(msg)
+                    self.cond.notify_all()
+        except (OSError, ValueError):
+            pass
+        finally:
+            with self.cond:
+                self.eof = True
+                self.cond.notify_all()
+
+    def _await(self, rid: str, keys: tuple[str, ...],
+               deadline: float | None) -> dict[str, Any] | None:
+        """The reply for ``rid`` once it holds one of ``keys``; None at the deadline."""
+        with self.cond:
+            while True:
+                got = self.inbox.get(rid, {})
+                if any(k in got for k in keys):
+                    return got
+                if self.eof:
+                    raise EOFError
+                wait = None if deadline is None else deadline - time.monotonic()
+                if wait is not None and wait <= 0:
                     return None
-                continue
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
-            if not chunk:
-                raise EOFError
-            self.buf += chunk
-        line, _, self.buf = self.buf.partition(b"\n")
-        data: dict[str, Any] = json.loads(line)
-        return data
-
-    def _await(self, rid: str, key: str, deadline: float | None) -> dict[str, Any] | None:
-        """The reply for ``rid`` holding ``key`` (others are kept for their waiters)."""
-        while True:
-            got = self.inbox.get(rid)
-            if got is not None and key in got:
-                return got
-            msg = self._read(deadline)
-            if msg is None:
-                return None
-            self.inbox.setdefault(str(msg.get("id")), {}).update(msg)
+                self.cond.wait(wait)
 
     def handshake(self) -> RunnerInfo:
+        if self.info is not None:
+            return self.info
         try:
-            line = self._read(time.monotonic() + HANDSHAKE_TIMEOUT)
+            line = self._await("None", ("ok",), time.monotonic() + HANDSHAKE_TIMEOUT)
         except EOFError:
             line = None
         if line is None:
@@ -344,58 +350,44 @@ class _Zygote:
 
     def _send(self, msg: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-        self.proc.stdin.flush()
+        with self.send_lock:
+            self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+            self.proc.stdin.flush()
 
     def prepare(self, req: dict[str, Any]) -> str:
         rid = str(next(self.ids))
         self._send({"op": "prepare", "id": rid, "req": req})
-        got = self._await(rid, "prepared", None)
+        got = self._await(rid, ("prepared",), None)
         assert got is not None
         self.live.add(int(got["prepared"]))
         return rid
-
-    def cancel(self, rid: str) -> None:
-        try:
-            self._send({"op": "cancel", "id": rid})
-        except OSError:
-            pass
 
     def go(self, rid: str, req: dict[str, Any], timeout: float) -> Run:
         """Release a prepared run and wait for its end (killing its group at the timeout)."""
         start = time.monotonic()
         self._send({"op": "go", "id": rid})
-        got = self._await(rid, "started", None)
+        got = self._await(rid, ("started",), None)
         assert got is not None
         pid = int(got["started"])
         timed_out = False
-        status = self._ended(rid, start + timeout)
+        status = self._await(rid, ("exit", "signal"), start + timeout)
         if status is None:
             timed_out = True
             _kill_group(pid)
-            status = self._ended(rid, None)
+            status = self._await(rid, ("exit", "signal"), None)
         self.live.discard(pid)
-        self.inbox.pop(rid, None)
+        with self.cond:
+            self.inbox.pop(rid, None)
         assert status is not None
         return _finish(req, status.get("exit"), status.get("signal"), timed_out,
                        time.monotonic() - start, timeout)
 
-    def _ended(self, rid: str, deadline: float | None) -> dict[str, Any] | None:
-        while True:
-            got = self.inbox.get(rid, {})
-            if "exit" in got or "signal" in got:
-                return got
-            msg = self._read(deadline)
-            if msg is None:
-                return None
-            self.inbox.setdefault(str(msg.get("id")), {}).update(msg)
-
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.proc.poll() is None and not self.eof
 
     def close(self) -> None:
-        for pid in self.live:
+        for pid in list(self.live):
             _kill_group(pid)
         self.live.clear()
         if self.proc.poll() is None:
@@ -406,7 +398,7 @@ class _Zygote:
             except (OSError, subprocess.TimeoutExpired):
                 _kill_group(self.proc.pid)
                 self.proc.wait()
-        self.sel.close()
+        self.reader.join(timeout=5)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 
@@ -452,20 +444,21 @@ class Session:
         self.fork = fork and hasattr(os, "fork") and not self.env.get("BALLOT_GUARD_NO_FORK")
         self.ahead = not self.env.get("BALLOT_GUARD_NO_AHEAD")
         self.info: RunnerInfo | None = None
-        self.zygotes: list[_Zygote] = []
+        self.zygote: _Zygote | None = None
+        self.spawn_lock = threading.Lock()
         self.counter = itertools.count(1)
 
     def launch(self) -> None:
-        """Start the runners (without waiting for them): overlaps their start-up."""
-        if self.fork and not self.zygotes:
-            self.zygotes = [self._spawn() for _ in range(self.jobs)]
+        """Start the runner (without waiting for it): overlaps its start-up."""
+        if self.fork and self.zygote is None:
+            self.zygote = self._spawn()
 
     def start(self) -> RunnerInfo:
-        """Wait for the runners; CannotJudge if the interpreter cannot import pytest."""
+        """Wait for the runner; CannotJudge if the interpreter cannot import pytest."""
         self.launch()
         if self.fork:
-            infos = [z.handshake() for z in self.zygotes]
-            self.info = infos[0]
+            assert self.zygote is not None
+            self.info = self.zygote.handshake()
             if not self.info.fork:
                 self.fork = False
                 self.close()
@@ -524,28 +517,25 @@ class Session:
         """One zygote's loop: release a run, prepare the next while it runs (once safe)."""
         ahead = False  # only after a run showed no project code before its "go"
         task = take()
-        prepared: tuple[str, dict[str, Any]] | None = None
+        prepared: tuple[str, dict[str, Any], _Zygote] | None = None
         while task is not None:
             nxt: tuple[Hashable, str] | None = None
-            z = self.zygotes[slot]
             try:
-                if not z.alive:
-                    z = self.zygotes[slot] = self._spawn()
-                    z.handshake()
-                    prepared = None
+                z = self._live_zygote()
+                if prepared is not None and prepared[2] is not z:
+                    prepared = None  # it died with its zygote
                 if prepared is None:
                     req = self.request(task[1])
-                    prepared = (z.prepare(req), req)
-                rid, req = prepared
+                    prepared = (z.prepare(req), req, z)
+                rid, req, _ = prepared
                 prepared = None
                 if ahead and self.ahead:
                     nxt = take()
                     if nxt is not None:  # its start-up overlaps this run; no project code yet
                         nreq = self.request(nxt[1])
-                        prepared = (z.prepare(nreq), nreq)
+                        prepared = (z.prepare(nreq), nreq, z)
                 run = z.go(rid, req, self.timeout)
             except (EOFError, OSError, ValueError, AssertionError):
-                z.close()
                 prepared = None
                 run = Run("error", None, 0.0, detail="the runner process ended unexpectedly")
             done(task[0], run)
@@ -553,10 +543,21 @@ class Session:
                 ahead = not _counts_raw(req["result"]).get("early")
             task = nxt if nxt is not None else take()
 
+    def _live_zygote(self) -> _Zygote:
+        """The shared runner, restarted if it died (its runs came back as errors)."""
+        with self.spawn_lock:
+            z = self.zygote
+            if z is None or not z.alive:
+                if z is not None:
+                    z.close()
+                z = self.zygote = self._spawn()
+            z.handshake()
+            return z
+
     def close(self) -> None:
-        for z in self.zygotes:
-            z.close()
-        self.zygotes = []
+        if self.zygote is not None:
+            self.zygote.close()
+        self.zygote = None
 
     def __enter__(self) -> Session:
         return self
