@@ -118,7 +118,7 @@ def read(data: bytes) -> list[FileChange] | None:
                 append(_file_change(old_mode, new_mode, status, normalize(name, lineno=0)))
                 continue
             if not starts:
-                starts = [m.start() for m in _FILE.finditer(b"\n" + data)]
+                starts = [m.start() for m in _FILE.finditer(region + b"\n")]
             end = starts[i + 1] if i + 1 < len(starts) else len(data)
             rec = fast_section(data[starts[i]:end], 0)
             if rec is None:

@@ -9,6 +9,7 @@ side does not parse, the whole file is oracle (fail closed).
 """
 from __future__ import annotations
 
+import math
 import posixpath
 import sys
 from typing import Any
@@ -75,6 +76,17 @@ def split(name: str, data: bytes | None) -> tuple[Any, Any]:
     return _split_ini(data)
 
 
+def _canon(value: Any) -> Any:
+    """Parsed data made comparable: NaN equals NaN (TOML allows ``nan``)."""
+    if isinstance(value, dict):
+        return {k: _canon(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canon(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return ("nan",)
+    return value
+
+
 def is_table_file(path: str) -> bool:
     return posixpath.basename(path).casefold() in TABLE_FILES
 
@@ -86,8 +98,8 @@ def judge(name: str, old: bytes | None, new: bytes | None) -> str:
         new_judge, new_other = split(name, new)
     except Unparseable:
         return ORACLE
-    judge_changed = old_judge != new_judge
-    other_changed = old_other != new_other
+    judge_changed = _canon(old_judge) != _canon(new_judge)
+    other_changed = _canon(old_other) != _canon(new_other)
     if judge_changed and other_changed:
         return BOTH
     if judge_changed:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ballot_guard import tables
 from tests.helpers import Repo
@@ -143,3 +145,27 @@ def test_table_file_also_listed_in_neutral_paths(repo: Repo) -> None:
                + "neutral_paths = ['pyproject.toml']\n")
     repo.stage()
     assert scope_json(repo)[1]["oracle"] == ["pyproject.toml"]
+
+
+_INI_OR_TOML = st.lists(st.one_of(
+    st.sampled_from(["[pytest]", "[tool:pytest]", "[tool.pytest.ini_options]", "[project]",
+                     "[tool.ballot_guard]", "[DEFAULT]", "a = 1", "a=", "b : 2", "  indented",
+                     "# c", "; c", "x = [1,", "[[arr]]", "[", "=", "addopts = -q", "%(x)s"]),
+    st.text(max_size=10)), max_size=8).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(["pyproject.toml", "setup.cfg", "tox.ini"]),
+       old=st.one_of(st.none(), _INI_OR_TOML), new=st.one_of(st.none(), _INI_OR_TOML))
+def test_any_content_gets_a_verdict(name: str, old: str | None, new: str | None) -> None:
+    """Whatever the two sides hold, the judgement is one of the four, never a crash."""
+    enc = (lambda t: None if t is None else t.encode("utf-8", "surrogatepass"))
+    verdict = tables.judge(name, enc(old), enc(new))
+    assert verdict in ("oracle", "behavior", "both", "neutral")
+    if old == new:
+        assert verdict in ("neutral", "oracle")  # oracle only when it does not parse
+
+
+def test_nan_is_equal_to_itself() -> None:
+    doc = b"[project]\nx = nan\n[tool.ballot_guard]\ny = nan\n"
+    assert tables.judge("pyproject.toml", doc, doc + b"# comment\n") == "neutral"

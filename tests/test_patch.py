@@ -293,3 +293,32 @@ def test_bulk_reading_of_a_real_git_diff_equals_line_reading(repo: Repo) -> None
     edited = repo.git("diff", "--cached", "--", "src/app.py").encode()
     assert gitdiff.read(edited + b"trailing garbage\n") is None  # read line by line instead
     assert gitdiff.read(edited.replace(b"@@ -1 +1 @@", b"@@ -1,2 +1 @@")) is None
+
+
+_LINE = st.one_of(
+    st.sampled_from([
+        "diff --git a/x b/x", "diff --git a/x b/y", 'diff --git "a/q\\"x" b/q', "diff --git",
+        "--- a/x", "+++ b/x", "--- /dev/null", "+++ /dev/null", "--- ", "+++ ",
+        "@@ -1 +1 @@", "@@ -0,0 +1,2 @@", "@@ -1,2 +0,0 @@", "@@ -x +y @@", "@@",
+        "rename from a", "rename to b", "copy from c", "copy to d", 'rename from "bad\\q"',
+        "old mode 100644", "new mode 100755", "new file mode 100644", "deleted file mode 100644",
+        "index 1111111..2222222 100644", "index", "Binary files a/x and b/x differ",
+        "GIT binary patch", "literal 3", "zzzz", "", " ctx", "-old", "+new", "\\ No newline",
+        "similarity index 90%", "--- a/../../up", "+++ /etc/x", "\r", "garbage",
+    ]),
+    st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)),
+            max_size=12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_LINE, max_size=14), crlf=st.booleans())
+def test_any_input_is_read_or_refused_cleanly(lines: list[str], crlf: bool) -> None:
+    """Whatever the bytes, the scan returns files or raises CannotJudge: never a crash."""
+    data = ("\r\n" if crlf else "\n").join(lines).encode("utf-8", "surrogateescape")
+    try:
+        got = scan(data)
+    except CannotJudge:
+        return
+    for f in got:
+        assert f.path and not f.path.startswith("/") and not f.path.startswith("../")
+        assert f.old_path is None or not f.old_path.startswith(("/", "../"))
