@@ -216,14 +216,6 @@ def merge_part(root: str, rev: str) -> Change:
                   parse_combined(data), identities, False)
 
 
-def range_commits(root: str, base: str, tip: str) -> list[str]:
-    """The non-merge commits of ``base..tip``, oldest first."""
-    b, t = git.resolve(root, base), git.resolve(root, tip)
-    data = git.out(["rev-list", "--reverse", "--topo-order", "--no-merges", f"{t}", f"^{b}"],
-                   cwd=root)
-    return data.decode().split()
-
-
 def range_all(root: str, base: str, tip: str) -> list[tuple[str, bool]]:
     """Every commit of ``base..tip``, oldest first, with whether it is a merge."""
     b, t = git.resolve(root, base), git.resolve(root, tip)
