@@ -220,7 +220,7 @@ def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
     except CannotJudge as exc:
         known.error = str(exc)
         if top is not None:
-            _write(top, sc.build(known, CANNOT_JUDGE), scorecard, junit_xml, False)
+            _write(top, sc.build(known, CANNOT_JUDGE), scorecard, junit_xml, as_json)
         raise
     _write(top, sc.build(known, code), scorecard, junit_xml, as_json)
     return code

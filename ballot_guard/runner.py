@@ -404,7 +404,7 @@ class _Zygote:
 
 
 def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, str],
-               timeout: float) -> Run:
+               timeout: float, live: set[int]) -> Run:
     """The fallback: one fresh process per run (its own process group)."""
     start = time.monotonic()
     with open(req["log"], "wb") as log:
@@ -414,6 +414,7 @@ def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, 
                                     stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             return Run("error", None, 0.0, detail=f"cannot start {python}: {exc}")
+    live.add(proc.pid)
     timed_out = False
     try:
         code = proc.wait(timeout=timeout)
@@ -425,6 +426,8 @@ def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, 
         _kill_group(proc.pid)
         proc.wait()
         raise
+    finally:
+        live.discard(proc.pid)
     sig = -code if code < 0 else None
     return _finish(req, None if sig else code, sig, timed_out, time.monotonic() - start, timeout)
 
@@ -446,6 +449,8 @@ class Session:
         self.info: RunnerInfo | None = None
         self.zygote: _Zygote | None = None
         self.spawn_lock = threading.Lock()
+        self.stopped = False
+        self.fresh: set[int] = set()  # fallback runs going now (process groups)
         self.counter = itertools.count(1)
 
     def launch(self) -> None:
@@ -487,6 +492,8 @@ class Session:
         results: dict[Hashable, Run] = {}
 
         def take() -> tuple[Hashable, str] | None:
+            if self.stopped:
+                return None
             try:
                 return queue.popleft()
             except IndexError:
@@ -500,16 +507,23 @@ class Session:
             def fresh_worker() -> None:
                 while (task := take()) is not None:
                     done(task[0], _run_fresh(self.python, self.request(task[1]), cwd=self.cwd,
-                                             env=self.env, timeout=self.timeout))
+                                             env=self.env, timeout=self.timeout,
+                                             live=self.fresh))
             workers = [fresh_worker] * self.jobs
         else:
             workers = [functools.partial(self._work, i, take, done) for i in range(self.jobs)]
         if len(workers) == 1:
             workers[0]()
-        else:
-            with ThreadPoolExecutor(max_workers=len(workers)) as pool:
-                for f in [pool.submit(w) for w in workers]:
-                    f.result()
+            return results
+        pool = ThreadPoolExecutor(max_workers=len(workers))
+        try:
+            for f in [pool.submit(w) for w in workers]:
+                f.result()
+        except BaseException:
+            self.close()  # Ctrl-C: kill the runs now; the workers see their runner end
+            raise
+        finally:
+            pool.shutdown(wait=True)
         return results
 
     def _work(self, slot: int, take: Callable[[], tuple[Hashable, str] | None],
@@ -546,6 +560,8 @@ class Session:
     def _live_zygote(self) -> _Zygote:
         """The shared runner, restarted if it died (its runs came back as errors)."""
         with self.spawn_lock:
+            if self.stopped:
+                raise EOFError
             z = self.zygote
             if z is None or not z.alive:
                 if z is not None:
@@ -555,6 +571,9 @@ class Session:
             return z
 
     def close(self) -> None:
+        self.stopped = True
+        for pid in list(self.fresh):
+            _kill_group(pid)
         if self.zygote is not None:
             self.zygote.close()
         self.zygote = None

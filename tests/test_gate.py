@@ -229,6 +229,8 @@ def test_bad_arguments_are_4_and_still_write_a_scorecard(project: Repo) -> None:
     assert res.code == 4 and "unknown property 'nope'" in res.err
     card = scorecard(project)
     assert card["exit"] == 4 and "nope" in card["error"]
+    res = run_cli(["gate", "--json", "--property", "nope"], project.path)
+    assert res.code == 4 and res.json()["exit"] == 4 and "nope" in res.json()["error"]
     assert run_cli(["gate", "--jobs", "0"], project.path).code == 4
     assert run_cli(["gate", "--rev", "no-such-rev"], project.path).code == 4
 
@@ -251,3 +253,41 @@ def test_rev_removes_its_worktree_when_it_cannot_judge(project: Repo) -> None:
     assert res.code == 4 and "repeats" in res.err
     assert project.git("worktree", "list", "--porcelain").count("worktree ") == 1
     assert scorecard(project)["exit"] == 4
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.startswith("State:") and "Z" in line for line in f)
+    except FileNotFoundError:
+        return True
+
+
+def test_ctrl_c_stops_the_runs_and_removes_the_worktree(project: Repo, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    slow = ("import os, pathlib, time\n"
+            "def test_slow():\n"
+            f"    pathlib.Path({str(pids)!r}, str(os.getpid())).touch()\n"
+            "    time.sleep(60)\n")
+    make_project(project, {"a": slow, "b": slow})
+    proc = subprocess.Popen([sys.executable, "-m", "ballot_guard", "gate", "--rev", "HEAD",
+                             "--jobs", "2"], cwd=project.path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) == 2
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert project.git("worktree", "list", "--porcelain").count("worktree ") == 1
+    time.sleep(0.2)
+    assert all(_gone(pid) for pid in started)
+    assert os.path.exists(project.path / ".ballot_guard")
