@@ -110,11 +110,9 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         for line in check.warnings:
             warn(f"ballot-guard: warning: {line}")
         if not check.ok:
-            for line in check.details:
-                say(f"  {line}")
             return _stop(j, "digest", exit_codes.DRIFT,
                          f"{check.problem or 'fixture pin does not hold'} (at {tip[:12]})",
-                         NEXT["drift"])
+                         NEXT["drift"], check.details)
     # 3. scope of every commit; a rule-3 reason is the digest's 2
     for sha in commits:
         j.verdicts.append(judge_commit(root, sha))
@@ -174,10 +172,14 @@ def _print_blocks(verdicts: Sequence[Verdict]) -> None:
             say(line)
 
 
-def _stop(j: Judgement, stage: str, code: int, what: str, next_step: str) -> Judgement:
+def _stop(j: Judgement, stage: str, code: int, what: str, next_step: str,
+          details: Sequence[str] = ()) -> Judgement:
+    """Record the blocking verdict and print it: headline (with its exit code), details, next."""
     j.code, j.stage, j.message, j.next_step = code, stage, what, next_step
     word = {1: "BLOCKED", 2: "FIXTURE PIN", 3: "ABSTAINED", 4: "CANNOT JUDGE"}.get(code, "?")
     say(f"ballot-guard: {word} (exit {code}): {what}")
+    for line in details:
+        say(f"  {line}")
     say(f"  next: {next_step}")
     return j
 

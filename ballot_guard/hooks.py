@@ -73,10 +73,10 @@ def _staged_pin(root: str, verdict: Verdict) -> int:
         warn(f"ballot-guard: warning: {line}")
     if check.ok:
         return exit_codes.CLEAN
-    for line in check.details:
-        say(f"  {line}")
     say(f"ballot-guard: FIXTURE PIN (exit 2): staged fixtures: "
         f"{check.problem or 'the pin does not match'}")
+    for line in check.details:
+        say(f"  {line}")
     say(f"  next: {NEXT[3]}")
     return exit_codes.DRIFT
 
