@@ -110,7 +110,11 @@ def uninstall(root: str) -> list[Action]:
         path = os.path.join(folder, hook)
         legacy = path + ".legacy"
         if not os.path.lexists(path):
-            actions.append(Action(hook, path, "absent"))
+            if os.path.lexists(legacy):  # ours was removed by hand: still put the old one back
+                os.replace(legacy, path)
+                actions.append(Action(hook, path, "restored legacy"))
+            else:
+                actions.append(Action(hook, path, "absent"))
             continue
         if not is_ours(path):
             actions.append(Action(hook, path, "foreign"))

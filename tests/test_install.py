@@ -198,3 +198,14 @@ def test_a_symlinked_foreign_hook_is_kept_as_a_link(repo: Repo, tmp_path: Path) 
     assert os.readlink(hooks / "pre-commit.legacy") == str(target)
     assert run_cli(["install", "--uninstall"], repo.path).code == 0
     assert os.readlink(hooks / "pre-commit") == str(target) and target.read_bytes() == FOREIGN
+
+
+def test_uninstall_restores_the_legacy_hook_even_if_ours_was_deleted(repo: Repo) -> None:
+    hook = _hook(repo, "pre-commit")
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_bytes(FOREIGN)
+    assert run_cli(["install"], repo.path).code == 0
+    hook.unlink()
+    assert run_cli(["install", "--uninstall"], repo.path).code == 0
+    assert hook.read_bytes() == FOREIGN
+    assert not (hook.parent / "pre-commit.legacy").exists()
