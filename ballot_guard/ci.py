@@ -8,7 +8,7 @@ blocked and appends a Markdown summary to ``$GITHUB_STEP_SUMMARY``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ballot_guard.annotations as gh
@@ -92,6 +92,10 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+def _paths(paths: Sequence[str]) -> str:
+    return _cell(", ".join(f"`{p}`" for p in paths)) if paths else "-"
+
+
 def summary(j: Judgement) -> str:
     """The Markdown step summary: verdict, commits, pin, ballots, seed, abstainers."""
     out = [f"## ballot-guard: {WORDS.get(j.code, '?')} (exit {j.code})", ""]
@@ -105,8 +109,7 @@ def summary(j: Judgement) -> str:
         for v in j.verdicts:
             rules = ", ".join(f"{r.rule}" for r in v.reasons) or "-"
             out.append(f"| {_cell(v.change.label)} | {v.status} | {rules} | "
-                       f"{_cell(', '.join(v.oracle)) or '-'} | "
-                       f"{_cell(', '.join(v.behavior)) or '-'} |")
+                       f"{_paths(v.oracle)} | {_paths(v.behavior)} |")
         out.append("")
     for tip, check in j.pins.items():
         state = "holds" if check.ok else "**drift**"
