@@ -303,3 +303,21 @@ def test_a_tag_on_a_pushed_commit_is_not_judged_again(pushed: Repo) -> None:
     out = _out(proc)
     assert proc.returncode == 0, out
     assert "no new commit" in out and "ballot-guard gate" not in out
+
+
+def test_a_remote_tip_unknown_here_falls_back_to_the_remote_tracking_refs(
+        pushed: Repo, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    git_out = pushed.git("remote", "get-url", "origin").strip()
+    Repo(tmp_path).git("clone", "-q", git_out, str(other))
+    clone = Repo(other)
+    clone.write("README.md", "# billing\nfrom elsewhere\n")
+    clone.commit_all("docs from elsewhere")
+    clone.git("push", "-q", "--no-verify", "origin", "main")
+    pushed.write("billing.py", BILLING + "\n# x\n")
+    pushed.write("properties/test_bounded_retry.py",
+                 (pushed.path / "properties/test_bounded_retry.py").read_text() + "\n")
+    pushed.commit_all("mixed")
+    proc = push(pushed, "--force", "origin", "main")  # the remote's tip is not known here
+    out = _out(proc)
+    assert proc.returncode != 0 and "refs/heads/main: 1 commit(s)" in out and "rule 1" in out, out
