@@ -172,8 +172,8 @@ def review(ff: FreezeFile, review_days: int, now: float) -> list[tuple[str, str]
     for name in ff.frozen:
         rec = ff.record(name)
         if not rec.get("owner") or not rec.get("note"):
-            problems.append((name, "no owner or repair note (freeze assign NAME --owner WHO "
-                                   "--note TEXT)"))
+            problems.append((name, "no owner or repair note (ballot-guard freeze assign "
+                                   f"{name} --owner WHO --note TEXT)"))
             continue
         stamp = parse_utc(last_review(ff, name) or "")
         if stamp is None:
