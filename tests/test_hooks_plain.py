@@ -321,3 +321,23 @@ def test_a_remote_tip_unknown_here_falls_back_to_the_remote_tracking_refs(
     proc = push(pushed, "--force", "origin", "main")  # the remote's tip is not known here
     out = _out(proc)
     assert proc.returncode != 0 and "refs/heads/main: 1 commit(s)" in out and "rule 1" in out, out
+
+
+def test_a_broken_config_at_the_pushed_tip_is_4_before_anything_else(project: Repo) -> None:
+    base = project.head()
+    project.write("pyproject.toml", "[tool.ballot_guard]\nrepeats = 1\n")
+    project.write("fixtures/cards.json", "{}\n")  # drift too: config is reached first
+    project.commit_all("break the config")
+    line = f"refs/heads/main {project.head()} refs/heads/main {base}\n"
+    res = run_cli(["hook", "pre-push", "origin", "url"], project.path, stdin=line)
+    assert res.code == 4, res.out + res.err
+    assert "CANNOT JUDGE (exit 4)" in res.out and "repeats" in res.out
+
+
+def test_a_broken_config_at_head_is_4_at_commit_time(project: Repo) -> None:
+    project.write("pyproject.toml", "[tool.ballot_guard]\nbogus = 1\n")
+    project.commit_all("break the config")
+    project.write("billing.py", BILLING + "\n# x\n")
+    project.stage()
+    res = run_cli(["hook", "pre-commit"], project.path)
+    assert res.code == 4 and "bogus" in res.err
