@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -341,3 +342,31 @@ def test_a_broken_config_at_head_is_4_at_commit_time(project: Repo) -> None:
     project.stage()
     res = run_cli(["hook", "pre-commit"], project.path)
     assert res.code == 4 and "bogus" in res.err
+
+
+def test_an_unpinned_fixture_commit_is_2_even_when_a_later_commit_re_pins(project: Repo) -> None:
+    base = project.head()
+    project.write("fixtures/cards.json", "{}\n")
+    project.commit_all("move a fixture")
+    run_cli(["digest", "--pin"], project.path)
+    project.commit_all("re-pin later")
+    line = f"refs/heads/main {project.head()} refs/heads/main {base}\n"
+    res = run_cli(["hook", "pre-push", "origin", "url"], project.path, stdin=line)
+    assert res.code == 2, res.out + res.err
+    assert "rule 3" in res.out and "FIXTURE PIN (exit 2)" in res.out
+
+
+def test_a_missing_runner_is_4_before_a_scope_block(tmp_path: Path) -> None:
+    repo = make_project(tmp_path / "p")
+    repo.write("pyproject.toml", (repo.path / "pyproject.toml").read_text().replace(
+        sys.executable, str(tmp_path / "no-such-python")))
+    repo.commit_all("point the runner nowhere")
+    base = repo.head()
+    repo.write("billing.py", BILLING + "\n# x\n")
+    repo.write("properties/test_bounded_retry.py",
+               (repo.path / "properties/test_bounded_retry.py").read_text() + "\n")
+    repo.commit_all("mixed")
+    line = f"refs/heads/main {repo.head()} refs/heads/main {base}\n"
+    res = run_cli(["hook", "pre-push", "origin", "url"], repo.path, stdin=line)
+    assert res.code == 4, res.out + res.err
+    assert "CANNOT JUDGE (exit 4): runner" in res.out
