@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ballot_guard import exit_codes, git
 from ballot_guard.advice import NEXT, block_lines, rule_name
@@ -42,17 +42,24 @@ class Judgement:
     gate_codes: dict[str, int] = field(default_factory=dict)
 
 
-def commits_of(root: str, target: Target, remote: str | None) -> tuple[str, ...]:
-    """(tip sha, commits oldest first): the non-merge commits the push adds."""
+class Pushed(NamedTuple):
+    tip: str
+    commits: tuple[str, ...]  # the non-merge commits the push adds, oldest first
+    new: int  # every commit the push adds, merges included (0: nothing new)
+
+
+def commits_of(root: str, target: Target, remote: str | None) -> Pushed:
+    """The tip and the commits a pushed ref adds (scope judges the non-merge ones)."""
     tip = git.rev_parse(root, target.tip)
     if tip is None:
         raise CannotJudge(f"cannot judge pushed ref {target.label}: "
                           f"{target.tip!r} is not a commit here")
-    args = ["rev-list", "--reverse", "--topo-order", "--no-merges", tip, "--not"]
+    args = ["rev-list", "--reverse", "--topo-order", "--parents", tip, "--not"]
     old = git.rev_parse(root, target.exclude) if target.exclude is not None else None
     # a new branch, or a remote tip unknown here: the commits no remote-tracking ref has
     args.append(old if old is not None else remotes_option(root, remote))
-    return (tip, *git.out(args, cwd=root).decode().split())
+    lines = [ln.split() for ln in git.out(args, cwd=root).decode().splitlines()]
+    return Pushed(tip, tuple(ln[0] for ln in lines if len(ln) <= 2), len(lines))
 
 
 def remotes_option(root: str, remote: str | None) -> str:
@@ -82,8 +89,8 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     commits: list[str] = []
     seen: set[str] = set()
     for target in targets:
-        tip, *added = commits_of(root, target, remote)
-        if skip_empty and not added:
+        tip, added, new = commits_of(root, target, remote)
+        if skip_empty and not new:
             say(f"ballot-guard: {target.label}: no new commit (a remote already has "
                 f"{tip[:12]}); not judged again")
             continue

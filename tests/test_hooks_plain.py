@@ -370,3 +370,16 @@ def test_a_missing_runner_is_4_before_a_scope_block(tmp_path: Path) -> None:
     res = run_cli(["hook", "pre-push", "origin", "url"], repo.path, stdin=line)
     assert res.code == 4, res.out + res.err
     assert "CANNOT JUDGE (exit 4): runner" in res.out
+
+
+def test_a_merge_of_pushed_branches_still_faces_the_gate(pushed: Repo) -> None:
+    pushed.git("checkout", "-q", "-b", "docs")
+    pushed.write("README.md", "# billing\nnotes\n")
+    pushed.commit_all("docs")
+    assert push(pushed, "--no-verify", "origin", "docs").returncode == 0
+    pushed.git("checkout", "-q", "-b", "merged", "main")
+    pushed.git("merge", "-q", "--no-ff", "-m", "merge docs", "docs")  # new: the merge alone
+    proc = push(pushed, "origin", "merged")
+    out = _out(proc)
+    assert proc.returncode == 0, out
+    assert "refs/heads/merged: 0 commit(s)" in out and "ballot-guard gate" in out
