@@ -38,6 +38,12 @@ def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
         code = _staged_pin(root, verdict)
         if code != exit_codes.CLEAN:
             return code
+    if verdict.status == "blocked" and git.rev_parse(root, "MERGE_HEAD") is not None:
+        # Committing a merge: the staged change is everything the other side brought, whose
+        # commits are judged one by one (pre-push, ci); scope judges non-merge commits only.
+        say("ballot-guard: committing a merge: its scope is not judged here (the merged "
+            "commits are judged one by one at push time and in CI); the pin was checked")
+        return exit_codes.CLEAN
     if verdict.status == "blocked":
         print_verdict(verdict)
         for line in block_lines(verdict):

@@ -383,3 +383,27 @@ def test_a_merge_of_pushed_branches_still_faces_the_gate(pushed: Repo) -> None:
     out = _out(proc)
     assert proc.returncode == 0, out
     assert "refs/heads/merged: 0 commit(s)" in out and "ballot-guard gate" in out
+
+
+def test_committing_a_conflicted_merge_is_not_blocked_as_mixed(project: Repo) -> None:
+    project.git("checkout", "-q", "-b", "side")
+    project.write("properties/test_bounded_retry.py",
+                  (project.path / "properties/test_bounded_retry.py").read_text() + "\n# side\n")
+    project.commit_all("oracle on the side")
+    project.write("billing.py", BILLING + "\n# side\n")
+    project.write("README.md", "# billing\nside\n")
+    project.commit_all("code and docs on the side")
+    project.git("checkout", "-q", "main")
+    project.write("README.md", "# billing\nmain\n")
+    project.commit_all("docs on main")
+    project.git("merge", "-q", "side", check=False)  # README conflicts
+    project.write("README.md", "# billing\nboth\n")
+    project.stage()
+    proc = commit(project, "--no-edit")
+    out = _out(proc)
+    assert proc.returncode == 0, out
+    assert "committing a merge" in out
+    # the same staged change outside a merge is blocked
+    project.git("reset", "-q", "--soft", "HEAD~1")
+    proc = commit(project, "-m", "squashed")
+    assert proc.returncode != 0 and "rule 1" in _out(proc)
