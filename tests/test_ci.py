@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ballot_guard.annotations import command, error, escape_data, escape_property
 from tests.helpers import Repo, run_cli
-from tests.hookutil import BILLING, make_project
+from tests.hookutil import BILLING, FLAKY, make_project
 
 
 def _unescape(text: str) -> str:
@@ -121,3 +121,17 @@ def test_an_unknown_base_is_4_and_says_why(pr: Repo, github: Path) -> None:
 def test_base_is_required(pr: Repo) -> None:
     res = run_cli(["ci"], pr.path)
     assert res.code == 4 and "--base" in res.err
+
+
+def test_a_frozen_voter_is_an_abstainer_in_the_summary(pr: Repo, github: Path,
+                                                       tmp_path: Path) -> None:
+    pr.write("properties/test_flaky.py",
+             FLAKY.replace('os.environ["BG_FLAKY_COUNTER"]', repr(str(tmp_path / "counter"))))
+    pr.commit_all("a property with a clock in it")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 3, res.out + res.err
+    assert "::error file=properties/test_flaky.py,title=ballot-guard%3A freeze (exit 3)::" in res.out
+    text = github.read_text()
+    assert "## ballot-guard: abstained (exit 3)" in text
+    assert "| flaky | freeze | 2 | pass fail |" in text
+    assert "**Abstainers:** flaky (frozen: a human must repair the oracle)" in text
