@@ -27,7 +27,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from ballot_guard.config import Config
@@ -391,13 +390,15 @@ class _Zygote:
             _kill_group(pid)
         self.live.clear()
         if self.proc.poll() is None:
+            # nothing of ours is left in it (every child had its own group): no need to
+            # wait for an interpreter shutdown
+            _kill_group(self.proc.pid)
+            self.proc.wait()
+        if self.proc.stdin is not None:
             try:
-                assert self.proc.stdin is not None
                 self.proc.stdin.close()
-                self.proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                _kill_group(self.proc.pid)
-                self.proc.wait()
+            except OSError:
+                pass
         self.reader.join(timeout=5)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
@@ -515,6 +516,8 @@ class Session:
         if len(workers) == 1:
             workers[0]()
             return results
+        from concurrent.futures import ThreadPoolExecutor
+
         pool = ThreadPoolExecutor(max_workers=len(workers))
         try:
             for f in [pool.submit(w) for w in workers]:

@@ -116,14 +116,20 @@ class _Hold:
 
     A prepared child parses pytest's options and loads the installed plugins
     while the previous run is still going, then waits here for "go" before
-    conftest files and property modules are imported.  It also lists project
-    modules that were imported before this point (a ``-p`` plugin of the
-    project in ``addopts``): if there are any, the parent stops preparing runs
-    ahead, so no project code ever overlaps another run.
+    conftest files are imported; when no conftest.py lies on the property's
+    path (and pytest-xdist is not distributing), it goes on through
+    ``pytest_configure`` and ``pytest_sessionstart`` and waits just before
+    collection imports the property.  It also lists project modules imported
+    before that point (a ``-p`` plugin of the project in ``addopts``, a plugin
+    that loads the project in its configure hook): if there are any, the
+    parent stops preparing runs ahead, so no project code ever overlaps
+    another run.
     """
 
-    def __init__(self, go_fd: int | None) -> None:
+    def __init__(self, go_fd: int | None, path: str) -> None:
         self.go_fd = go_fd
+        self.path = path
+        self.defer = False
         self.base = set(sys.modules)
         self.early: list[str] = []
 
@@ -145,13 +151,37 @@ class _Hold:
         if go != b"g":  # cancelled: the gate is gone or stopped early; run nothing
             os._exit(CRASH)
 
-    def pytest_load_initial_conftests(self) -> None:
+    def _no_conftest(self) -> bool:
+        d = os.path.dirname(os.path.abspath(self.path))
+        while True:
+            if os.path.lexists(os.path.join(d, "conftest.py")):
+                return False
+            parent = os.path.dirname(d)
+            if parent == d:
+                return True
+            d = parent
+
+    def pytest_load_initial_conftests(self, early_config: Any) -> None:
+        if self.go_fd is not None and self._no_conftest():
+            try:
+                distributing = bool(early_config.getoption("numprocesses", None)) or \
+                    early_config.getoption("dist", "no") not in ("no", None)
+            except Exception:  # noqa: BLE001
+                distributing = True
+            if not distributing:
+                self.defer = True
+                return
         self.wait()
 
     def pytest_configure(self) -> None:
-        self.wait()
+        if not self.defer:
+            self.wait()
 
     def pytest_sessionstart(self) -> None:
+        if not self.defer:
+            self.wait()
+
+    def pytest_collection(self) -> None:
         self.wait()
 
 
@@ -160,13 +190,14 @@ def _mark(pytest: Any) -> None:
         return
     last, first = pytest.hookimpl(trylast=True), pytest.hookimpl(tryfirst=True)
     _Plugin.pytest_configure = last(_Plugin.pytest_configure)  # type: ignore[method-assign]
-    for name in ("pytest_load_initial_conftests", "pytest_configure", "pytest_sessionstart"):
+    for name in ("pytest_load_initial_conftests", "pytest_configure", "pytest_sessionstart",
+                 "pytest_collection"):
         setattr(_Hold, name, first(getattr(_Hold, name)))
 
 
 def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
     """One pytest session in this process; its exit code."""
-    hold = _Hold(go_fd)
+    hold = _Hold(go_fd, req["args"][0])
     os.makedirs(req["home"], exist_ok=True)
     if "hypothesis" in sys.modules or req.get("hypothesis"):
         try:

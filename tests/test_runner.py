@@ -129,9 +129,9 @@ def test_pytest_exit_codes_map_to_outcomes(code: int | None, timed_out: bool,
     assert outcome_of(code, timed_out) == outcome
 
 
-@pytest.mark.parametrize("early", [False, True], ids=["conftest", "addopts-plugin"])
+@pytest.mark.parametrize("where", ["conftest", "addopts-plugin", "property-module"])
 def test_no_project_code_of_one_run_overlaps_another(project: Repo, tmp_path: Path,
-                                                     early: bool) -> None:
+                                                     where: str) -> None:
     # The next run's pytest start-up is prepared while a run goes; project code
     # (a conftest, or a -p plugin of the project that pytest imports earlier)
     # must still start only after the previous run ended.
@@ -143,9 +143,13 @@ def test_no_project_code_of_one_run_overlaps_another(project: Repo, tmp_path: Pa
             "    time.sleep(0.3)\n"
             f"    with open({str(log)!r}, 'a') as f:\n"
             "        f.write(f'end {os.getpid()}\\n')\n")
+    early = where == "addopts-plugin"
     table = ('\n[tool.pytest.ini_options]\naddopts = "-p localplug"\n' if early else "")
+    if where == "property-module":
+        prop = logger + prop
     make_project(project, {"a": prop, "b": prop}, table="repeats = 3\n" + table, commit=False)
-    project.write("localplug.py" if early else "conftest.py", logger)
+    if where != "property-module":
+        project.write("localplug.py" if early else "conftest.py", logger)
     project.commit_all("project")
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
