@@ -37,9 +37,12 @@ def feed_blobs(pack: Pack, frame: Framing) -> None:
 
 
 def feed_files(pack: Pack, frame: Framing, *, nofollow: bool) -> None:
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    # POSIX flags; where a platform lacks one, the fstat check below still refuses a
+    # file that is not regular
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_BINARY", 0)
     if nofollow:
-        flags |= os.O_NOFOLLOW
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     add_small, fstat, read, close = frame.add_small, os.fstat, os.read, os.close
     for item in pack.items:
         if item.kind == b"l":
