@@ -20,10 +20,13 @@ class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are exit 4, not argparse's 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(f"{self.prog}: error: {message}")
 
 
-def build_parser() -> Parser:
+def build_parser(only: str | None = None) -> Parser:
+    """The parser of every command, or of ``only`` (a known command name)."""
+    import importlib
+
     from ballot_guard.cli import COMMANDS
 
     parser = Parser(prog="ballot-guard", description=(
@@ -32,17 +35,22 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"ballot-guard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for register in COMMANDS:
-        register(sub)
+    for name, module in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = args_list[0] if args_list else None
+    from ballot_guard.cli import COMMANDS
+
+    parser = build_parser(first if first in COMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
     except UsageError as exc:
-        print(f"ballot-guard: error: {exc}", file=sys.stderr)
+        print(exc, file=sys.stderr)
         return CANNOT_JUDGE
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0

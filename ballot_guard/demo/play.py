@@ -1,7 +1,6 @@
 """Play the demo: build the example repository, run every step, check every exit code."""
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
 from dataclasses import dataclass
@@ -24,12 +23,9 @@ class Miss:
 
 def available_commands() -> frozenset[str]:
     """The subcommands this build of ballot-guard registers."""
-    from ballot_guard.main import build_parser
+    from ballot_guard.cli import COMMANDS
 
-    for action in build_parser()._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return frozenset(action.choices)
-    return frozenset()
+    return frozenset(COMMANDS)
 
 
 def _indent(text: str) -> str:
