@@ -45,6 +45,7 @@ class Judgement:
 class Pushed(NamedTuple):
     tip: str
     commits: tuple[str, ...]  # the non-merge commits the push adds, oldest first
+    merges: tuple[str, ...]  # the merge commits it adds (judged on their own changes)
     new: int  # every commit the push adds, merges included (0: nothing new)
 
 
@@ -59,7 +60,8 @@ def commits_of(root: str, target: Target, remote: str | None) -> Pushed:
     # a new branch, or a remote tip unknown here: the commits no remote-tracking ref has
     args.append(old if old is not None else remotes_option(root, remote))
     lines = [ln.split() for ln in git.out(args, cwd=root).decode().splitlines()]
-    return Pushed(tip, tuple(ln[0] for ln in lines if len(ln) <= 2), len(lines))
+    return Pushed(tip, tuple(ln[0] for ln in lines if len(ln) <= 2),
+                  tuple(ln[0] for ln in lines if len(ln) > 2), len(lines))
 
 
 def remotes_option(root: str, remote: str | None) -> str:
@@ -82,14 +84,15 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     """
     from ballot_guard.config import load_at
     from ballot_guard.pin import check_pin
-    from ballot_guard.scope import judge_commit
+    from ballot_guard.scope import judge_commit, judge_merge
 
     env = dict(os.environ if environ is None else environ)
     j = Judgement()
     commits: list[str] = []
+    merges: list[str] = []
     seen: set[str] = set()
     for target in targets:
-        tip, added, new = commits_of(root, target, remote)
+        tip, added, merged, new = commits_of(root, target, remote)
         if skip_empty and not new:
             say(f"ballot-guard: {target.label}: no new commit (a remote already has "
                 f"{tip[:12]}); not judged again")
@@ -97,7 +100,8 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         if tip not in j.tips:
             j.tips.append(tip)
         commits += [c for c in added if c not in seen]
-        seen.update(added)
+        merges += [c for c in merged if c not in seen]
+        seen.update(added, merged)
         say(f"ballot-guard: judging {target.label}: {len(added)} commit(s) up to {tip[:12]}")
     if not j.tips:
         j.message = "nothing new to judge"
@@ -123,6 +127,10 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     # 3. scope of every commit; a rule-3 reason is the digest's 2
     for sha in commits:
         j.verdicts.append(judge_commit(root, sha))
+    for sha in merges:  # what a merge changes that none of its parents has
+        verdict = judge_merge(root, sha)
+        if verdict is not None:
+            j.verdicts.append(verdict)
     repin = [v for v in j.verdicts if any(r.rule == 3 for r in v.reasons)]
     if repin:
         _print_blocks(repin)

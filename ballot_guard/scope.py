@@ -191,13 +191,17 @@ def judge_range(root: str, base: str, tip: str) -> list[Verdict]:
     """
     verdicts = []
     for sha, is_merge in changes.range_all(root, base, tip):
-        if not is_merge:
-            verdicts.append(judge_commit(root, sha))
-            continue
-        part = changes.merge_part(root, sha)
-        if part.files:
-            verdicts.append(judge_change(root, part))
+        verdict = judge_merge(root, sha) if is_merge else judge_commit(root, sha)
+        if verdict is not None:
+            verdicts.append(verdict)
     return verdicts
+
+
+def judge_merge(root: str, rev: str) -> Verdict | None:
+    """A merge judged on what it changes that none of its parents has (``git diff-tree
+    --cc``: an "evil merge"); None for a clean merge, which changes nothing of its own."""
+    part = changes.merge_part(root, rev)
+    return judge_change(root, part) if part.files else None
 
 
 def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,

@@ -135,3 +135,25 @@ def test_a_frozen_voter_is_an_abstainer_in_the_summary(pr: Repo, github: Path,
     assert "## ballot-guard: abstained (exit 3)" in text
     assert "| flaky | freeze | 2 | pass fail |" in text
     assert "**Abstainers:** flaky (frozen: a human must repair the oracle)" in text
+
+
+def test_an_evil_merge_that_mixes_oracle_and_behaviour_is_blocked(pr: Repo) -> None:
+    """Each side of the merge is clean; the merge commit itself edits both sides."""
+    pr.write("billing.py", (pr.path / "billing.py").read_text() + "# side branch\n")
+    pr.commit_all("behaviour on the feature branch")
+    pr.git("checkout", "-q", "-b", "other", "main")
+    pr.write("notes.txt", "other side\n")
+    pr.commit_all("behaviour on another branch")
+    pr.git("checkout", "-q", "feature")
+    pr.git("merge", "-q", "--no-ff", "--no-commit", "other")
+    prop = pr.path / "properties/test_bounded_retry.py"
+    prop.write_text(prop.read_text() + "\n# loosened in the merge\n")
+    pr.write("notes.txt", "changed in the merge too\n")
+    pr.stage()
+    pr.git("commit", "-q", "--no-verify", "-m", "merge other")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 1, res.out + res.err
+    assert "merge" in res.out and "properties/test_bounded_retry.py" in res.out
+    scope = run_cli(["scope", "--range", "main..HEAD", "--json"], pr.path)
+    assert scope.code == 1
+    assert scope.json()["verdict"] == "blocked"
