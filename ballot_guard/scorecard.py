@@ -85,4 +85,5 @@ def junit(card: dict[str, Any]) -> str:
         out = ET.SubElement(case, "system-out")
         out.text = summary + f" (seed {card.get('seed')})"
     ET.indent(suite)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    body = ET.tostring(suite, encoding="unicode")
+    return f'<?xml version="1.0" encoding="utf-8"?>\n{body}\n'

@@ -49,7 +49,8 @@ def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    name = f".{os.path.basename(path)}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    tmp = os.path.join(directory, name)
     try:
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -99,4 +98,4 @@ def project(tmp_path: Path) -> Repo:
 
 
 __all__ = ["PASS", "FAIL", "EMPTY", "flip", "counting", "make_project", "pin", "read_json",
-           "scorecard", "lines", "init_repo", "os"]
+           "scorecard", "lines", "project"]
