@@ -291,3 +291,13 @@ def test_ctrl_c_stops_the_runs_and_removes_the_worktree(project: Repo, tmp_path:
     time.sleep(0.2)
     assert all(_gone(pid) for pid in started)
     assert os.path.exists(project.path / ".ballot_guard")
+
+
+def test_the_configured_voter_list_is_the_vote(project: Repo) -> None:
+    make_project(project, {"a": PASS, "b": FAIL}, table='properties = ["a"]\n')
+    assert run_cli(["gate"], project.path).code == 0
+    assert list(scorecard(project)["properties"]) == ["a"]
+    text = (project.path / "pyproject.toml").read_text()
+    project.write("pyproject.toml", text.replace('["a"]', '["a", "zz"]'))
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4 and "test_zz.py" in res.err
