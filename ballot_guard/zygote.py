@@ -59,11 +59,15 @@ def describe() -> dict[str, Any]:
     info["pytest"] = getattr(pytest, "__version__", "unknown")
     info["hypothesis"] = None
     if importlib.util.find_spec("hypothesis") is not None:
-        try:
-            import hypothesis
-            info["hypothesis"] = getattr(hypothesis, "__version__", "unknown")
-        except Exception:  # noqa: BLE001 - a broken Hypothesis is "not importable"
-            pass
+        try:  # its version without importing it: a lone probe stays quick
+            import importlib.metadata
+            info["hypothesis"] = importlib.metadata.version("hypothesis")
+        except Exception:  # noqa: BLE001 - no metadata: ask the module itself
+            try:
+                import hypothesis
+                info["hypothesis"] = getattr(hypothesis, "__version__", "unknown")
+            except Exception:  # noqa: BLE001 - a broken Hypothesis is "not importable"
+                pass
     info["randomly"] = importlib.util.find_spec("pytest_randomly") is not None
     return info
 
