@@ -213,7 +213,6 @@ def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
         known.seed = seed_or_new(seed)
         sha = git.resolve(top, rev) if rev is not None else git.head(top)
         known.commit = sha
-        known.dirty = rev is None and is_dirty(top)
         with _tree(top, sha if rev is not None else None, environ) as tree:
             code = _vote(top, tree, rev and sha, known, repeats=repeats, properties=properties,
                          jobs=jobs, environ=environ, out=out)
@@ -256,6 +255,7 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
             stage.launch()
         except CannotJudge as exc:
             runner_problem = exc
+        known.dirty = rev is None and is_dirty(top)
         if not check_digest(top, config, rev, known, out):
             return DRIFT
         if runner_problem is not None:
