@@ -140,11 +140,13 @@ class _Zygote:
     reader thread files them, and each caller waits for its own.
     """
 
-    def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str) -> None:
+    def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str,
+                 lean: bool = False) -> None:
         self.python = python
         self.errlog = errlog
+        argv = [python, ZYGOTE, "serve", *(["--lean"] if lean else [])]
         with open(errlog, "ab") as err:
-            self.proc = subprocess.Popen([python, ZYGOTE, "serve"], cwd=cwd, env=dict(env),
+            self.proc = subprocess.Popen(argv, cwd=cwd, env=dict(env),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)
         self.inbox: dict[str, dict[str, Any]] = {}
@@ -295,8 +297,10 @@ class Session:
     """Runs properties for one gate: same interpreter, environment, cwd and seed for all."""
 
     def __init__(self, python: str, *, cwd: str, env: Mapping[str, str], workdir: str,
-                 seed: int, timeout: float, jobs: int = 1, fork: bool = True) -> None:
+                 seed: int, timeout: float, jobs: int = 1, fork: bool = True,
+                 hypothesis: bool = True) -> None:
         self.python = python
+        self.lean = not hypothesis  # the properties never mention Hypothesis
         self.cwd = cwd
         self.env = dict(env)
         self.workdir = workdir
@@ -334,7 +338,7 @@ class Session:
     def _spawn(self) -> _Zygote:
         n = len(os.listdir(self.workdir))
         return _Zygote(self.python, self.cwd, self.env,
-                       os.path.join(self.workdir, f"zygote-{n}.log"))
+                       os.path.join(self.workdir, f"zygote-{n}.log"), self.lean)
 
     def request(self, path: str) -> dict[str, Any]:
         assert self.info is not None
