@@ -90,25 +90,6 @@ def check_digest(root: str, config: Config, rev: str | None, known: Known,
     return pc.ok
 
 
-def mentions_hypothesis(tree: str, config: Config, voters: Sequence[Voter]) -> bool:
-    """Whether a property or a conftest.py on their path names Hypothesis.
-
-    Only a start-up choice: the runner pre-imports Hypothesis when it is used;
-    a run that imports it anyway just pays for that import itself.
-    """
-    paths = [os.path.join(tree, v.path) for v in voters]
-    parts = config.properties_dir.split("/")
-    paths += [os.path.join(tree, *parts[:i], "conftest.py") for i in range(len(parts) + 1)]
-    for path in paths:
-        try:
-            with open(path, "rb") as f:
-                if b"hypothesis" in f.read():
-                    return True
-        except OSError:
-            continue
-    return not voters
-
-
 def is_dirty(root: str) -> bool:
     res = git.run(["--no-optional-locks", "status", "--porcelain", "-z",
                    "--untracked-files=normal"], cwd=root,
@@ -131,7 +112,7 @@ class Stage:
     def __enter__(self) -> Stage:
         return self
 
-    def launch(self, voters: Sequence[Voter] = ()) -> None:
+    def launch(self) -> None:
         """Find the interpreter and start the runners without waiting for them."""
         python = find_interpreter(self.top, self.config, environ=self.environ,
                                   run_root=self.tree)
@@ -143,8 +124,7 @@ class Stage:
         env = run_env(git.scrubbed_env(self.environ), seed=self.seed, pycache=pycache)
         self.workdir = tempfile.mkdtemp(prefix="run-", dir=sdir)
         self.session = Session(python, cwd=self.tree, env=env, workdir=self.workdir,
-                               seed=self.seed, timeout=self.config.timeout, jobs=self.jobs,
-                               hypothesis=mentions_hypothesis(self.tree, self.config, voters))
+                               seed=self.seed, timeout=self.config.timeout, jobs=self.jobs)
         self.session.launch()
 
     def start(self) -> RunnerInfo:
@@ -272,7 +252,7 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
                environ=environ) as stage:
         runner_problem: CannotJudge | None = None
         try:  # the runners start while the pin is checked; nothing runs before both
-            stage.launch(voters)
+            stage.launch()
         except CannotJudge as exc:
             runner_problem = exc
         known.dirty = rev is None and is_dirty(top)

@@ -41,7 +41,6 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
         return DRIFT
     assert known.seed is not None
     with Stage(top, top, config, rev=None, seed=known.seed, jobs=1, environ=environ) as stage:
-        stage.launch([voter])
         info = stage.start()
         runs = stage.run_all([voter])[name]
     ballot = Ballot(name, decide(runs), voter.repeats, tuple(runs))

@@ -140,13 +140,11 @@ class _Zygote:
     reader thread files them, and each caller waits for its own.
     """
 
-    def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str,
-                 lean: bool = False) -> None:
+    def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str) -> None:
         self.python = python
         self.errlog = errlog
-        argv = [python, ZYGOTE, "serve", *(["--lean"] if lean else [])]
         with open(errlog, "ab") as err:
-            self.proc = subprocess.Popen(argv, cwd=cwd, env=dict(env),
+            self.proc = subprocess.Popen([python, ZYGOTE, "serve"], cwd=cwd, env=dict(env),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)
         self.inbox: dict[str, dict[str, Any]] = {}
@@ -297,10 +295,8 @@ class Session:
     """Runs properties for one gate: same interpreter, environment, cwd and seed for all."""
 
     def __init__(self, python: str, *, cwd: str, env: Mapping[str, str], workdir: str,
-                 seed: int, timeout: float, jobs: int = 1, fork: bool = True,
-                 hypothesis: bool = True) -> None:
+                 seed: int, timeout: float, jobs: int = 1, fork: bool = True) -> None:
         self.python = python
-        self.lean = not hypothesis  # the properties never mention Hypothesis
         self.cwd = cwd
         self.env = dict(env)
         self.workdir = workdir
@@ -338,7 +334,7 @@ class Session:
     def _spawn(self) -> _Zygote:
         n = len(os.listdir(self.workdir))
         return _Zygote(self.python, self.cwd, self.env,
-                       os.path.join(self.workdir, f"zygote-{n}.log"), self.lean)
+                       os.path.join(self.workdir, f"zygote-{n}.log"))
 
     def request(self, path: str) -> dict[str, Any]:
         assert self.info is not None

@@ -257,13 +257,8 @@ def _child(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
         os._exit(code)
 
 
-def _preimport(hypothesis: bool = True) -> None:
-    """Import what every run imports, so each fork starts with it loaded.
-
-    Hypothesis itself only when the properties use it (the gate looks): its
-    import is most of this start-up, and a run that never imports it should
-    not wait for it.
-    """
+def _preimport() -> None:
+    """Import what every run imports, so each fork starts with it loaded."""
     import importlib
 
     try:
@@ -275,9 +270,8 @@ def _preimport(hypothesis: bool = True) -> None:
                 pass
     except Exception:  # noqa: BLE001
         pass
-    names = ["hypothesis"] if hypothesis else []
-    names += ["_hypothesis_pytestplugin", "_pytest._argcomplete", "faulthandler", "pdb",
-              "readline"]
+    names = ["hypothesis", "_hypothesis_pytestplugin", "_pytest._argcomplete", "faulthandler",
+             "pdb", "readline"]
     try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
         import importlib.metadata
         for dist in importlib.metadata.distributions():
@@ -304,7 +298,7 @@ def _status(status: int) -> dict[str, Any]:
     return {"exit": os.WEXITSTATUS(status)}
 
 
-def serve(hypothesis: bool = True) -> int:
+def serve() -> int:
     """Fork prepared children on "prepare", release them on "go", report their ends."""
     import select
     import signal
@@ -319,7 +313,7 @@ def serve(hypothesis: bool = True) -> int:
 
     info = describe()
     if info["ok"]:
-        _preimport(hypothesis)
+        _preimport()
         import threading
         info["fork"] = hasattr(os, "fork") and threading.active_count() == 1
     reply(info)
@@ -416,11 +410,11 @@ def once(request: str) -> int:
 if __name__ == "__main__":
     _fix_sys_path()
     if len(sys.argv) >= 2 and sys.argv[1] == "serve":
-        raise SystemExit(serve(hypothesis="--lean" not in sys.argv[2:]))
+        raise SystemExit(serve())
     if len(sys.argv) == 3 and sys.argv[1] == "once":
         raise SystemExit(once(sys.argv[2]))
     if len(sys.argv) == 2 and sys.argv[1] == "describe":
         print(json.dumps(describe()))
         raise SystemExit(0)
-    print("usage: zygote.py serve [--lean] | once REQUEST | describe", file=sys.stderr)
+    print("usage: zygote.py serve | once REQUEST | describe", file=sys.stderr)
     raise SystemExit(2)
