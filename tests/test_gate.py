@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -180,6 +181,8 @@ def test_rev_votes_on_the_commit_and_ignores_a_dirty_tree(project: Repo) -> None
     assert list(card["properties"]) == ["ok"] and card["commit"] == project.head()
     assert card["dirty"] is False
     assert project.git("worktree", "list", "--porcelain").count("worktree ") == 1
+    cache = Path(os.environ["BALLOT_GUARD_PYCACHE"])
+    assert not [p for p in cache.rglob("ballot-guard-rev-*")]  # its bytecode went with it
     assert run_cli(["gate"], project.path).code == 1  # the dirty tree itself fails
 
 
