@@ -158,3 +158,28 @@ def test_no_project_code_of_one_run_overlaps_another(project: Repo, tmp_path: Pa
     for i in range(0, 12, 2):
         (kind1, pid1), (kind2, pid2) = events[i], events[i + 1]
         assert (kind1, kind2) == ("start", "end") and pid1 == pid2, events
+
+
+def test_the_seed_reaches_every_plugin_that_takes_one() -> None:
+    from ballot_guard.runner import RunnerInfo, pytest_args
+
+    full = pytest_args("properties/test_a.py", RunnerInfo("py", "9", "6.1", True, True), 42)
+    assert full[0] == "properties/test_a.py"
+    assert "--hypothesis-seed=42" in full and "--randomly-seed=42" in full
+    assert "no:cacheprovider" in full
+    bare = pytest_args("properties/test_a.py", RunnerInfo("py", "9", None, False, True), 42)
+    assert not [a for a in bare if "seed" in a]
+
+
+def test_a_runner_that_dies_is_an_error_and_the_next_runs_go_on(project: Repo) -> None:
+    killer = ("import os, signal\n"
+              "def test_kills_its_runner():\n"
+              "    with open(f'/proc/{os.getppid()}/cmdline', 'rb') as f:\n"
+              "        if b'zygote.py' in f.read():\n"
+              "            os.kill(os.getppid(), signal.SIGKILL)\n")
+    make_project(project, {"a_killer": killer, "b_ok": PASS})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    props = scorecard(project)["properties"]
+    assert props["a_killer"]["ballot"] == "error"
+    assert props["b_ok"]["ballot"] == "pass"
