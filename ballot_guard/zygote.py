@@ -11,13 +11,18 @@ parent starts no thread, and it was itself started with the gate's
 PYTHONHASHSEED, so every child hashes alike.  ``once`` runs one request in
 this process: the fallback where fork is unavailable.
 
-Protocol (``serve``): the parent prints one JSON line describing the runner
-(pytest version, whether Hypothesis and pytest-randomly are importable), then
-for each request line ``{"args": [...], "log": PATH, "result": PATH,
-"home": DIR}`` it answers ``{"pid": N}`` when the child started and
-``{"status": ...}`` when it ended.  Replies go to a private copy of the
-original stdout; the process's own fd 1 is pointed at its stderr so that
-nothing printed at import can corrupt the protocol.
+Protocol (``serve``), one JSON object a line: the parent first describes
+the runner (pytest's version, whether Hypothesis and pytest-randomly are
+there, whether it can fork).  Then ``{"op": "prepare", "id": ID, "req":
+{"args", "log", "result", "home"}}`` forks a child that runs pytest up to
+just before project code and waits (answer ``{"id", "prepared": PID}``);
+``{"op": "go", "id"}`` releases it (``{"id", "started": PID}``, later
+``{"id", "exit": N}`` or ``{"id", "signal": N}``); ``{"op": "cancel",
+"id"}``, or the end of stdin, makes a prepared child exit without running
+anything.  Each child is its own process group, so a timeout kills all it
+started.  Replies go to a private copy of the original stdout; the process's
+own fd 1 is pointed at its stderr so that nothing printed at import can
+corrupt the protocol.
 """
 from __future__ import annotations
 
