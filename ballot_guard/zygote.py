@@ -35,16 +35,22 @@ from typing import Any
 CRASH = 70
 
 
-def _fix_sys_path() -> None:
-    """Make ``sys.path`` what ``python -m pytest`` run in the repo root would see.
-
-    A script puts its own directory first, which would let ``import config``
-    in a project find ballot-guard's module; ``-m`` puts the cwd first instead
-    (unless safe-path mode is on).
-    """
+def _drop_own_dir() -> None:
+    """A script puts its own directory first, which would let ``import config``
+    in a project find ballot-guard's module: take it out."""
     here = os.path.dirname(os.path.abspath(__file__))
     if sys.path and os.path.abspath(sys.path[0] or ".") == here:
         del sys.path[0]
+
+
+def _add_cwd() -> None:
+    """Put the repository root first on ``sys.path``, as ``python -m pytest`` does.
+
+    Called only after pytest, Hypothesis and the installed pytest plugins are
+    imported from the interpreter's environment: a ``pytest.py``,
+    ``_pytest/``, ``pluggy/`` or ``hypothesis/`` that a patch adds at the
+    repository root must not replace the judge's runner.
+    """
     if not getattr(sys.flags, "safe_path", False):
         sys.path.insert(0, os.getcwd())
 
@@ -319,6 +325,7 @@ def serve() -> int:
     info = describe()
     if info["ok"]:
         _preimport()
+        _add_cwd()
         import threading
         info["fork"] = hasattr(os, "fork") and threading.active_count() == 1
     reply(info)
@@ -406,6 +413,9 @@ def serve() -> int:
 
 def once(request: str) -> int:
     req = json.loads(request)
+    if describe()["ok"]:
+        _preimport()
+    _add_cwd()
     try:
         return _run(req)
     except SystemExit as exc:
@@ -413,7 +423,7 @@ def once(request: str) -> int:
 
 
 if __name__ == "__main__":
-    _fix_sys_path()
+    _drop_own_dir()
     if len(sys.argv) >= 2 and sys.argv[1] == "serve":
         raise SystemExit(serve())
     if len(sys.argv) == 3 and sys.argv[1] == "once":

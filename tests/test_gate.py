@@ -304,3 +304,34 @@ def test_the_configured_voter_list_is_the_vote(project: Repo) -> None:
     project.write("pyproject.toml", text.replace('["a"]', '["a", "zz"]'))
     res = run_cli(["gate"], project.path)
     assert res.code == 4 and "test_zz.py" in res.err
+
+
+def test_a_runner_shadow_at_the_repository_root_does_not_replace_pytest(project: Repo) -> None:
+    """A patch that adds ``pytest.py`` or ``hypothesis/`` at the root cannot fake the vote."""
+    make_project(project, {"bad": FAIL})
+    fake = "import sys\nsys.exit(0)\n"
+    project.write("pytest.py", fake)
+    project.write("_pytest/__init__.py", fake)
+    project.write("hypothesis/__init__.py", fake)
+    project.write("pluggy/__init__.py", fake)
+    project.commit_all("shadow the runner")
+    for env in ({}, {"BALLOT_GUARD_NO_FORK": "1"}):
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            res = run_cli(["gate"], project.path)
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        assert res.code == 1, (env, res.out + res.err)
+        assert scorecard(project)["properties"]["bad"]["ballot"] == "fail"
+
+
+def test_the_project_still_imports_its_own_modules_from_the_root(project: Repo) -> None:
+    project.write("billing.py", "CAP = 3\n")
+    make_project(project, {"cap": "import billing\ndef test_cap():\n    assert billing.CAP == 3\n"})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
