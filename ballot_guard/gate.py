@@ -84,7 +84,8 @@ def check_digest(root: str, config: Config, rev: str | None, known: Known,
     for w in pc.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if not pc.ok:
-        print(f"{pc.problem or 'fixture drift'}; nobody votes", file=out)
+        problem = pc.problem or "fixture drift"
+        print(problem if "nobody votes" in problem else f"{problem}; nobody votes", file=out)
         for line in pc.details:
             print(f"  {line}", file=out)
     return pc.ok
