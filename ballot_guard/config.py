@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import posixpath
 import sys
-from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple
 
 from ballot_guard.errors import CannotJudge
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_NEUTRAL = ("*.md", "*.rst", "docs/**", "LICENSE*", "CHANGELOG*")
@@ -26,15 +21,14 @@ class ConfigError(CannotJudge):
     """The configuration is unreadable or invalid."""
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     properties_dir: str = "properties"
     fixtures_dir: str = "fixtures"
     digest_file: str = "fixture_digest.txt"
     freeze_file: str = "freeze_set.json"
     properties: tuple[str, ...] | None = None  # None: every test_*.py in properties_dir
     repeats: int = 2
-    repeats_for: Mapping[str, int] = field(default_factory=dict)
+    repeats_for: Mapping[str, int] = MappingProxyType({})
     timeout: float = 300.0
     python: str | None = None
     oracle_paths: tuple[str, ...] = ()
@@ -46,7 +40,7 @@ class Config:
         return self.repeats_for.get(name, self.repeats)
 
 
-KEYS = frozenset(f.name for f in fields(Config))
+KEYS = frozenset(Config._fields)
 
 
 def _fail(key: str, why: str, source: str) -> ConfigError:
@@ -140,6 +134,10 @@ def parse_pyproject(data: bytes | None, source: str = PYPROJECT) -> Config:
     """Config from the bytes of a pyproject.toml (None: no file, defaults)."""
     if data is None:
         return Config()
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, NamedTuple, Sequence
 
 from ballot_guard.errors import CannotJudge
 
@@ -42,8 +41,7 @@ class GitError(CannotJudge):
     """A git command failed; the message shows the command, code and stderr."""
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     code: int
     stdout: bytes
     stderr: bytes
@@ -145,15 +143,13 @@ def empty_tree(root: str) -> str:
     return out(["hash-object", "-t", "tree", "--stdin"], cwd=root, input=b"").decode().strip()
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
     mode: str  # "100644", "100755", "120000", "160000", "040000"
     oid: str
     path: str  # repository-relative, fsdecoded
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """One side of a change: a commit's tree, or an index.
 
     ``rev`` set: the tree of that commit (or tree object).

@@ -6,7 +6,6 @@ stdout and their human text on stderr.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import IO, Any, Mapping
@@ -43,5 +42,7 @@ def warn(text: str) -> None:
 
 def emit_json(obj: Any) -> None:
     """The one JSON object a ``--json`` command prints on stdout."""
+    import json
+
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
     sys.stdout.flush()

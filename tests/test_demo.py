@@ -13,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard.config import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
 from ballot_guard.demo import build, scenarios
 from ballot_guard.demo.scenarios import Check, Git, Say, Step
 from ballot_guard.exit_codes import CLEAN, DRIFT
