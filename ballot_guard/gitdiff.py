@@ -21,6 +21,7 @@ body.  Every name then stands in a section's header block, read below.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ballot_guard.change import FileChange, _file_change
 
@@ -96,10 +97,12 @@ def _simple(g: bytes, ext: bytes, minus: bytes,
     return name, status, old_mode, new_mode
 
 
-def read(data: bytes) -> list[FileChange] | None:
-    """Every file of a clean ``git diff`` (see the module doc); None: read it line by line."""
+def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
+    """Every file of a clean ``git diff`` (see the module doc); None: read it line by line.
+
+    ``p0``: as ``patchscan.scan``'s (the common ``a/X b/X`` sections give none)."""
     from ballot_guard.patchnames import PatchError, normalize
-    from ballot_guard.patchscan import fast_section, record_changes
+    from ballot_guard.patchscan import fast_section, p0_paths, record_changes
 
     if not data.startswith(b"diff --git "):
         return None
@@ -110,6 +113,7 @@ def read(data: bytes) -> list[FileChange] | None:
     changes: list[FileChange] = []
     append = changes.append
     starts: list[int] = []
+    found: list[Any] = []  # the records read section by section
     try:
         for i, groups in enumerate(files):
             shape = _simple(*groups)
@@ -124,6 +128,9 @@ def read(data: bytes) -> list[FileChange] | None:
             if rec is None:
                 return None
             changes.extend(record_changes(rec))
+            found.append(rec)
     except PatchError:
         return None  # the line reading raises it again, with its line number
+    if p0 is not None:
+        p0_paths(found, p0)
     return changes

@@ -68,8 +68,11 @@ def numstat(root: str, data: bytes, known: set[str] | frozenset[str] = frozenset
     return _numstat_paths(_numstat_raw(root, data), known)
 
 
-def files(root: str, data: bytes) -> tuple[FileChange, ...]:
+def files(root: str, data: bytes, p0: list[str] | None = None) -> tuple[FileChange, ...]:
     """The union of both readings; an empty (blank) patch touches nothing.
+
+    ``p0``, when given, receives the paths a ``-p0`` reading would touch (see
+    ``patchscan.scan``); the caller decides which of them count.
 
     git's reading runs in a thread (git works in its own process) while ours
     runs here, so the two cost about as much as the slower of them.
@@ -89,7 +92,7 @@ def files(root: str, data: bytes) -> tuple[FileChange, ...]:
     worker = threading.Thread(target=git_reading, name="git apply --numstat", daemon=True)
     worker.start()
     try:
-        scanned = scan(data)
+        scanned = scan(data, p0)
     finally:
         worker.join()
     if not scanned:

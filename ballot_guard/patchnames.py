@@ -78,6 +78,12 @@ def normalize(name: bytes, *, lineno: int) -> str:
 
 def traditional_name(rest: bytes, lineno: int) -> bytes | None:
     """The name after ``--- `` / ``+++ ``; None for /dev/null."""
+    name = traditional_raw(rest, lineno)
+    return None if name is None else strip_prefix(name)
+
+
+def traditional_raw(rest: bytes, lineno: int) -> bytes | None:
+    """The name after ``--- `` / ``+++ `` as written (``-p0``'s reading); None for /dev/null."""
     rest = rest.rstrip(b"\r")
     if rest.startswith(b'"'):
         name, _ = unquote(rest)
@@ -87,17 +93,22 @@ def traditional_name(rest: bytes, lineno: int) -> bytes | None:
         return None
     if name.startswith(b"/"):
         raise PatchError(f"line {lineno}: absolute path in patch: {os.fsdecode(name)!r}")
-    return strip_prefix(name)
+    return name
 
 
 def git_header_names(rest: bytes, lineno: int) -> list[bytes]:
     """The two names of ``diff --git A B`` (prefix stripped), when they can be told apart."""
+    return [strip_prefix(n) for n in git_header_raw(rest, lineno)]
+
+
+def git_header_raw(rest: bytes, lineno: int) -> list[bytes]:
+    """The two names of ``diff --git A B`` as written (``-p0``'s reading)."""
     rest = rest.rstrip(b"\r")
     half = (len(rest) - 1) // 2
     first, second = rest[:half], rest[half + 1:]
     if rest[half:half + 1] == b" " and first[:1] not in (b'"', b"/") and b"/" in first \
             and b"/" in second and first.partition(b"/")[2] == second.partition(b"/")[2]:
-        return [first.partition(b"/")[2]] * 2  # "a/X b/X": the common case
+        return [first, second]  # "a/X b/X": the common case
     if rest.startswith(b'"'):
         first, tail = unquote(rest)
         tail = tail.lstrip(b" ")
@@ -120,7 +131,7 @@ def git_header_names(rest: bytes, lineno: int) -> list[bytes]:
     for n in names:
         if n.startswith(b"/"):
             raise PatchError(f"line {lineno}: absolute path in patch: {os.fsdecode(n)!r}")
-    return [strip_prefix(n) for n in names]
+    return names
 
 
 def quoted_name(rest: bytes) -> bytes:

@@ -15,10 +15,11 @@ import re
 from ballot_guard.change import FileChange
 from ballot_guard.patchnames import (
     PatchError,
-    git_header_names,
+    git_header_raw,
     normalize,
     quoted_name,
-    traditional_name,
+    strip_prefix,
+    traditional_raw,
 )
 
 
@@ -39,9 +40,35 @@ class _Record:
     deleted = False
     hunks = 0
     extra: tuple[bytes, ...] = ()  # stray rename/copy names
+    p0: tuple[bytes, ...] = ()  # names as written, before -p1 drops their first component
 
-    def __init__(self, lineno: int, git: bool, header_names: list[bytes] | None = None) -> None:
-        self.lineno, self.git, self.header_names = lineno, git, header_names or []
+    def __init__(self, lineno: int, git: bool, raw_names: list[bytes] | None = None) -> None:
+        self.lineno, self.git = lineno, git
+        self.header_names = [strip_prefix(n) for n in raw_names] if raw_names else []
+        if raw_names:
+            self.p0 = tuple(raw_names)
+
+    def traditional(self, minus: bytes, plus: bytes, lineno: int) -> None:
+        """Read a ``--- ``/``+++ `` pair (the text after the markers)."""
+        raw_minus, raw_plus = traditional_raw(minus, lineno), traditional_raw(plus, lineno + 1)
+        self.minus = None if raw_minus is None else strip_prefix(raw_minus)
+        self.plus = None if raw_plus is None else strip_prefix(raw_plus)
+        self.minus_seen = self.plus_seen = True
+        self.p0 = (*self.p0, *(n for n in (raw_minus, raw_plus) if n is not None))
+
+
+def p0_paths(records: list[_Record], into: list[str]) -> None:
+    """Append to ``into`` every name as ``patch -p0`` / ``git apply -p0`` would read it,
+    normalised, except git's own ``a/x`` ``b/x`` (made for ``-p1``) and names that would
+    leave the repository."""
+    for r in records:
+        for n in r.p0:
+            if n[:2] in (b"a/", b"b/"):
+                continue
+            try:
+                into.append(normalize(n, lineno=r.lineno))
+            except PatchError:
+                continue
 
 
 def record_changes(r: _Record) -> list[FileChange]:
@@ -97,14 +124,13 @@ def scan_lines(data: bytes, first_line: int = 1) -> list[_Record]:
         lineno = i + first_line
         i += 1
         if line.startswith(b"diff --git "):
-            cur = _Record(lineno, True, git_header_names(line[11:], lineno))
+            cur = _Record(lineno, True, git_header_raw(line[11:], lineno))
             records.append(cur)
         elif line.startswith(b"--- ") and i < n and lines[i].startswith(b"+++ "):
             if cur is None or not cur.git or cur.minus_seen or cur.hunks:
                 cur = _Record(lineno, False)
                 records.append(cur)
-            cur.minus, cur.minus_seen = traditional_name(line[4:], lineno), True
-            cur.plus, cur.plus_seen = traditional_name(lines[i][4:], lineno + 1), True
+            cur.traditional(line[4:], lines[i][4:], lineno)
             i += 1
         elif line.startswith(b"@@ -"):
             m = _HUNK.match(line)
@@ -165,14 +191,13 @@ def fast_section(sec: bytes, lineno: int) -> _Record | None:
     lines = header.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
-    rec = _Record(lineno, True, git_header_names(lines[0][11:], lineno))
+    rec = _Record(lineno, True, git_header_raw(lines[0][11:], lineno))
     k, n = 1, len(lines)
     while k < n:
         line = lines[k].rstrip(b"\r")
         if line.startswith(b"--- ") and k + 1 < n and lines[k + 1].startswith(b"+++ ") \
                 and not rec.minus_seen:
-            rec.minus, rec.minus_seen = traditional_name(line[4:], lineno + k), True
-            rec.plus, rec.plus_seen = traditional_name(lines[k + 1][4:], lineno + k + 1), True
+            rec.traditional(line[4:], lines[k + 1][4:], lineno + k)
             k += 2
             continue
         if not line.startswith(_EXTENDED) and not (
@@ -199,11 +224,15 @@ def fast_section(sec: bytes, lineno: int) -> _Record | None:
     return rec
 
 
-def scan(data: bytes) -> list[FileChange]:
-    """Every file a unified diff names, from its headers alone (hunk bodies skipped)."""
+def scan(data: bytes, p0: list[str] | None = None) -> list[FileChange]:
+    """Every file a unified diff names, from its headers alone (hunk bodies skipped).
+
+    ``p0``, when given, receives the names as a ``-p0`` reading would take them
+    (``p0_paths``): git applies with ``-p1``, but a patch whose names carry no
+    ``a/`` ``b/`` prefix may be meant for ``patch -p0``, which would touch other paths."""
     from ballot_guard import gitdiff
 
-    bulk = gitdiff.read(data)
+    bulk = gitdiff.read(data, p0)
     if bulk is not None:
         return bulk
     starts = [m.start() for m in _GIT_START.finditer(data)]
@@ -224,6 +253,8 @@ def scan(data: bytes) -> list[FileChange]:
     changes: list[FileChange] = []
     for r in records:
         changes.extend(record_changes(r))
+    if p0 is not None:
+        p0_paths(records, p0)
     return changes
 
 

@@ -209,8 +209,11 @@ def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
     """A unified diff, judged as if applied to HEAD (applied only when a rule needs content)."""
     from ballot_guard import patch
 
-    files = patch.files(root, data)
+    p0: list[str] = []
+    files = patch.files(root, data, p0)
     base = bases.at(root, "HEAD")
+    if p0:
+        files += _p0_oracle(root, base.config, files, p0)
     change = Change("patch", label, None, base.sha, files, (),
                     agent or changes.agent_env(environ))
     applied = patch.Applied(root, base.sha, data)
@@ -218,6 +221,28 @@ def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
         return judge_change(root, change, applied.snapshot, base=base)
     finally:
         applied.close()
+
+
+def _p0_oracle(root: str, config: Config, files: tuple[changes.FileChange, ...],
+               p0: list[str]) -> tuple[changes.FileChange, ...]:
+    """The oracle paths a patch would touch if applied with ``patch -p0``.
+
+    git applies a patch with ``-p1``, dropping each name's first component, and
+    so does the change record; but a patch whose names carry no ``a/`` ``b/``
+    prefix (``diff -u``, ``git diff --no-prefix``) is often meant for ``-p0``,
+    where ``--- properties/test_x.py`` is the property and not ``test_x.py``.
+    Both readings are judged: the ``-p0`` paths that are oracle count too
+    (an agent touching them is blocked, and with behaviour they are mixed).
+    Only oracle ones are kept, so that the ``old/`` and ``new/`` of a
+    ``diff -ru old new`` never turn a clean oracle patch into a mixed one; a
+    table file read so counts as oracle (its ``-p0`` content is never built).
+    """
+    from ballot_guard.oracle import Judge
+
+    judge = Judge(root, config)
+    seen = {p for f in files for p in (f.path, f.old_path) if p is not None}
+    return tuple(changes.FileChange("M", p) for p in dict.fromkeys(p0)
+                 if p not in seen and judge.kind(p) in (judge.ORACLE, judge.TABLE))
 
 
 def print_verdict(v: Verdict) -> None:

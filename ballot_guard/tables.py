@@ -55,7 +55,12 @@ def _split_ini(data: bytes) -> tuple[Any, Any]:
                                           comment_prefixes=("#", ";"))
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     try:
-        parser.read_string(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        # Read the lines pytest's ini reader (iniconfig) reads: it drops a BOM and splits
+        # with str.splitlines, so a lone CR, a form feed or U+2028 ends a line there; left
+        # to configparser (which splits on "\n" only) they would hide a [tool:pytest]
+        # section inside another section's value.
+        parser.read_string("\n".join(text.removeprefix("\ufeff").splitlines()))
     except (UnicodeDecodeError, configparser.Error) as exc:
         raise Unparseable(str(exc)) from exc
     judge: dict[str, Any] = {}
