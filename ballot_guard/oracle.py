@@ -4,7 +4,8 @@ Oracle (built in): the properties dir, the fixtures dir, the digest file, the
 freeze file, every ``conftest.py`` and pytest config file (``pytest.ini``,
 ``.pytest.ini``, ``pytest.toml``, ``.pytest.toml``) at the repository root or
 in an ancestor of the properties dir (and there, an ``__init__.py``: pytest imports
-it), ``.pre-commit-config.yaml``, ``.venv/``
+it), ``.gitattributes`` at the root or in an ancestor of the properties or fixtures
+dir (it decides the bytes a checkout gives them), ``.pre-commit-config.yaml``, ``.venv/``
 and the configured runner ``python`` when it lies inside the repository (with
 its virtualenv when it is ``<venv>/bin/python``), plus the user's
 ``oracle_paths``.  ``pyproject.toml``, ``setup.cfg`` and ``tox.ini`` at the
@@ -106,8 +107,14 @@ class Judge:
                                             *ORACLE_DIRS, *run_dirs))
         self._dir_prefixes = tuple(d + "/" for d in self.dirs)
         near = ancestors(config.properties_dir)
+        # .gitattributes decide the bytes a checkout writes (eol=crlf,
+        # working-tree-encoding): at the root or above the fixtures or the properties,
+        # they change what properties read while the pinned blobs stay the same.
+        attrs = (_join(a, ".gitattributes")
+                 for a in dict.fromkeys((*near, *ancestors(config.fixtures_dir))))
         self.files = frozenset(fold(p) for p in (
-            *ORACLE_FILES, *run_files, *(_join(a, n) for a in near for n in ANCESTOR_FILES)))
+            *ORACLE_FILES, *run_files, *(_join(a, n) for a in near for n in ANCESTOR_FILES),
+            *attrs))
         self.table_files = frozenset(fold(_join(a, n)) for a in near for n in tables.TABLE_FILES)
         self._oracle_spec = _patterns(config.oracle_paths, folded=True)
         self._neutral_spec = _patterns(config.neutral_paths, folded=False)

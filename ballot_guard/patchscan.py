@@ -163,6 +163,11 @@ def scan_lines(data: bytes, first_line: int = 1) -> list[_Record]:
                     raise PatchError(f"line {where}: malformed hunk (more lines than its "
                                      f"header at line {lineno} says)")
         else:
+            if line.startswith(b"*** ") and i < n and lines[i].startswith(b"--- ") or \
+                    line.rstrip(b"\r") == b"*" * 15:
+                # git apply skips a context diff as noise, GNU patch applies it: refuse it
+                raise PatchError(f"line {lineno}: a context diff (*** / ---) cannot be "
+                                 "judged; hand over a unified diff")
             _header_line(cur, line.rstrip(b"\r"), lineno)
     return records
 

@@ -67,8 +67,21 @@ def _split_ini(data: bytes) -> tuple[Any, Any]:
     other: dict[str, Any] = {}
     for section in parser.sections():
         body = dict(parser.items(section, raw=True))
-        (judge if section.strip().casefold() in JUDGE_SECTIONS else other)[section] = body
+        (judge if _ini_section_name(section).casefold() in JUDGE_SECTIONS
+         else other)[section] = body
     return judge, other
+
+
+def _ini_section_name(header: str) -> str:
+    """The section name pytest's reader (iniconfig) gives the header configparser read as
+    ``header`` (the text between the line's first ``[`` and its last ``]``): iniconfig cuts
+    the line at ``#`` and ``;`` first, so ``[tool:pytest] # [x]`` is ``tool:pytest`` there
+    while configparser names it ``tool:pytest] # [x``."""
+    line = f"[{header}]"
+    for c in "#;":
+        line = line.split(c)[0].rstrip()
+    name = line[1:-1] if line.endswith("]") else header
+    return name.strip()
 
 
 def split(name: str, data: bytes | None) -> tuple[Any, Any]:

@@ -153,6 +153,12 @@ PATCH_ATTACKS = [
     Attack("patch-delete-pin", _patch(
         "diff --git a/fixture_digest.txt b/fixture_digest.txt\ndeleted file mode 100644\n"
         "--- a/fixture_digest.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-sha256-v2:" + "0" * 64 + "\n")),
+    Attack("patch-context-diff-section", _patch(
+        _git_new("src/x.py") + f"*** a/{PROP}\n--- b/{PROP}\n***************\n"
+        "*** 1,2 ****\n  def test_retry():\n!     assert True\n--- 1,2 ----\n"
+        "  def test_retry():\n!     assert 1\n")),
+    Attack("patch-gitattributes-root", _patch(_git_new(
+        ".gitattributes", "fixtures/** working-tree-encoding=UTF-16"), agent=True)),
     Attack("patch-conftest-root", _patch(_git_new("conftest.py", "import os\n"))),
     Attack("patch-pytest-ini", _patch(_git_new("pytest.ini", "[pytest]\naddopts = -k nope\n"))),
     Attack("patch-dot-pytest-toml", _patch(_git_new(".pytest.toml", "[pytest]\n"))),
@@ -244,6 +250,15 @@ STAGED_ATTACKS = [
         _symlink("fixtures/link.json", "../src/app.py"), agent=False)),
     Attack("staged-gitattributes-fixtures", _staged(_writes(
         {"fixtures/.gitattributes": "*.json text eol=crlf\n"}))),
+    Attack("staged-setup-cfg-comment-in-header", _staged(_writes(
+        {"setup.cfg": "[tool:pytest] # [x]\naddopts = -k no\n"}))),
+    Attack("staged-tox-ini-semicolon-in-header", _staged(_writes(
+        {"tox.ini": "[pytest] ;[tox]\naddopts = -k no\n"}))),
+    Attack("staged-gitattributes-root-eol", _staged(_writes(
+        {".gitattributes": "*.json text eol=crlf\n"}))),
+    Attack("staged-gitattributes-fixtures-ancestor", _staged(_writes(
+        {"data/.gitattributes": "*.json working-tree-encoding=UTF-16\n"})),
+        '[tool.ballot_guard]\nfixtures_dir = "data/fixtures"\n'),
     Attack("staged-fixture-behaviour-mixed", _staged(_both(
         _writes({"fixtures/cases.json": "[]\n"}), BEHAVIOUR), agent=False)),
 ]
@@ -362,3 +377,52 @@ def test_ini_lines_are_split_as_pytest_splits_them(sep: str) -> None:
     new = f"[metadata]\nname = x{sep}[tool:pytest]{sep}addopts = -k no\n".encode()
     assert tables.judge("setup.cfg", old, new) in (tables.ORACLE, tables.BOTH)
 
+
+
+def _freeze_history(repo: Repo) -> None:
+    repo.write("freeze_set.json", '{"frozen": [], "records": {}, "history": [{"event": '
+               '"frozen", "name": "retry", "at": "2026-01-01T00:00:00Z"}, {"event": "unfrozen", '
+               '"name": "retry", "at": "2026-01-02T00:00:00Z", "runs": ["pass", "pass"]}]}\n')
+    repo.commit_all("freeze history", author="Human <h@example.com>")
+
+
+@pytest.mark.parametrize("source", ["staged", "commit", "patch"])
+def test_deleting_the_freeze_file_loses_history_and_is_blocked(source: str,
+                                                                  tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    adopt(repo, AGENTS)
+    _freeze_history(repo)
+    repo.remove("freeze_set.json")
+    repo.stage()
+    if source == "staged":
+        args = ["--staged"]
+    elif source == "commit":
+        args = ["--commit", repo.commit("drop the freeze file", author="Human <h@example.com>")]
+    else:
+        patch = tmp_path / "p.diff"
+        patch.write_bytes(repo.git("diff", "--cached", "--binary").encode())
+        repo.git("reset", "-q")
+        args = ["--patch", str(patch)]
+    res = run_cli(["scope", *args, "--json"], repo.path)
+    assert res.code == 1, res.out
+    assert [r["rule"] for r in res.json()["reasons"]] == [4]
+
+
+def test_after_the_pin_is_deleted_commits_are_unjudged_and_the_gate_refuses_to_vote(
+        tmp_path: Path) -> None:
+    """Deleting the pin is blocked even for a human (rule 3: the pin no longer matches).
+    Landed anyway (``--no-verify``), what follows is unjudged by scope (the Adoption
+    rule) and the gate then refuses to vote: exit 2, nobody votes."""
+    repo = init_repo(tmp_path / "repo")
+    adopt(repo, AGENTS)
+    repo.remove("fixture_digest.txt")
+    drop = repo.commit_all("drop the pin", author="Human <h@example.com>")
+    res = run_cli(["scope", "--commit", drop, "--json"], repo.path)
+    assert res.code == 1 and [r["rule"] for r in res.json()["reasons"]] == [3]
+    repo.write(PROP, "def test_retry():\n    assert 1\n")
+    repo.write("src/app.py", "RETRIES = 9\n")
+    sha = repo.commit_all("agent edit", author=BOT)
+    res = run_cli(["scope", "--commit", sha, "--json"], repo.path)
+    assert res.code == 0 and res.json()["verdict"] == "unjudged"
+    assert run_cli(["gate"], repo.path).code == 2
+    assert run_cli(["digest", "--check"], repo.path).code == 2
