@@ -16,6 +16,7 @@ a top-level import here would be circular.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -80,6 +81,41 @@ def agent_oracle(ctx: ScopeContext) -> list[Reason]:
     return []
 
 
+def links_stay_in_oracle(ctx: ScopeContext) -> list[Reason]:
+    """A symlink the change puts in the properties or fixtures dir (or that the dir
+    becomes) must lead to oracle paths: the digest pins a link's target string, not what
+    it leads to, and pytest follows a linked property, so a link to ``src/`` would make
+    later behaviour edits rewrite the judge unseen.  Fixture links are rule 3 (the pin
+    cannot cover them), property links rule 1 (oracle bound to behaviour)."""
+    import posixpath
+
+    from ballot_guard.oracle import Judge, fold
+
+    dirs = {fold(ctx.config.fixtures_dir): 3, fold(ctx.config.properties_dir): 1}
+    found: list[Reason] = []
+    judge: Judge | None = None
+    for f in ctx.change.files:
+        if f.new_mode != "120000" or f.status == "D":
+            continue
+        key = fold(f.path)
+        rule = next((r for d, r in dirs.items() if key == d or key.startswith(d + "/")), None)
+        if rule is None:
+            continue
+        raw = ctx.new().read(f.path)
+        if raw is None:
+            continue
+        target = os.fsdecode(raw)
+        where = posixpath.normpath(posixpath.join(posixpath.dirname(f.path), target))
+        if judge is None:
+            judge = Judge(ctx.root, ctx.config)
+        if target.startswith("/") or where == ".." or where.startswith("../") \
+                or not judge.is_oracle(where):
+            found.append(Reason(rule, (
+                f"{f.path} is a symlink to {target!r}, which is not oracle: a behaviour "
+                "edit there would change the judge unseen; copy the file in instead")))
+    return found
+
+
 def _lazy(module: str, name: str) -> Rule:
     """A rule defined in ``module`` (which imports this one), imported on first call."""
     def rule(ctx: ScopeContext) -> list[Reason]:
@@ -96,6 +132,7 @@ RULES: list[Rule] = [
     agent_oracle,
     _lazy("ballot_guard.pin_rule", "fixtures_repinned"),
     _lazy("ballot_guard.freeze_rule", "freeze_history_kept"),
+    links_stay_in_oracle,
 ]
 
 

@@ -426,3 +426,73 @@ def test_after_the_pin_is_deleted_commits_are_unjudged_and_the_gate_refuses_to_v
     assert res.code == 0 and res.json()["verdict"] == "unjudged"
     assert run_cli(["gate"], repo.path).code == 2
     assert run_cli(["digest", "--check"], repo.path).code == 2
+
+
+def _pinned_repo(tmp_path: Path) -> Repo:
+    repo = init_repo(tmp_path / "repo")
+    adopt(repo, AGENTS)
+    assert run_cli(["digest", "--pin"], repo.path).code == 0
+    repo.commit_all("a real pin", author="Human <h@example.com>")
+    return repo
+
+
+@pytest.mark.parametrize("source", ["staged", "commit", "patch"])
+def test_a_re_pinned_fixture_link_to_a_behaviour_file_is_blocked(source: str,
+                                                                  tmp_path: Path) -> None:
+    """v2 pins a link's target string: ``fixtures/data.json -> ../src/app.py`` re-pinned
+    would let every later edit of src/app.py change what properties read, unseen."""
+    repo = _pinned_repo(tmp_path)
+    repo.symlink("fixtures/data.json", "../src/app.py")
+    assert run_cli(["digest", "--pin"], repo.path).code == 0
+    repo.stage()
+    if source == "staged":
+        args = ["--staged"]
+    elif source == "commit":
+        args = ["--commit", repo.commit("link data", author="Human <h@example.com>")]
+    else:
+        patch = tmp_path / "p.diff"
+        patch.write_bytes(repo.git("diff", "--cached", "--binary").encode())
+        repo.git("reset", "-q")
+        repo.git("checkout", "--", "fixture_digest.txt")
+        repo.remove("fixtures/data.json")
+        args = ["--patch", str(patch)]
+    res = run_cli(["scope", *args, "--json"], repo.path)
+    assert res.code == 1, res.out
+    assert [r["rule"] for r in res.json()["reasons"]] == [3]
+    assert "src/app.py" in res.json()["reasons"][0]["message"]
+
+
+def test_a_fixture_link_inside_the_pack_is_fine(tmp_path: Path) -> None:
+    repo = _pinned_repo(tmp_path)
+    repo.symlink("fixtures/alias.json", "cases.json")
+    assert run_cli(["digest", "--pin"], repo.path).code == 0
+    repo.stage()
+    res = run_cli(["scope", "--json"], repo.path)
+    assert res.code == 0, res.out
+
+
+@pytest.mark.parametrize("link,target", [
+    (PROP, "../src/app.py"),
+    ("properties/test_abs.py", "/tmp/test_abs.py"),
+    ("properties/test_up.py", "../../outside/test_up.py"),
+])
+def test_a_property_linked_outside_the_oracle_is_blocked(link: str, target: str,
+                                                         tmp_path: Path) -> None:
+    repo = _pinned_repo(tmp_path)
+    if (repo.path / link).exists():
+        repo.remove(link)
+    repo.symlink(link, target)
+    repo.stage()
+    res = run_cli(["scope", "--json"], repo.path)  # a human, oracle alone: only the link
+    assert res.code == 1, res.out
+    assert [r["rule"] for r in res.json()["reasons"]] == [1]
+
+
+def test_the_properties_dir_turned_into_a_symlink_is_blocked(tmp_path: Path) -> None:
+    repo = _pinned_repo(tmp_path)
+    repo.git("rm", "-rq", "properties")
+    repo.symlink("properties", "src")
+    repo.stage()
+    res = run_cli(["scope", "--json"], repo.path)
+    assert res.code == 1, res.out
+    assert 1 in [r["rule"] for r in res.json()["reasons"]]
