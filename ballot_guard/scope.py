@@ -81,35 +81,45 @@ def agent_oracle(ctx: ScopeContext) -> list[Reason]:
     return []
 
 
+LINKED_FILES = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml",
+                          ".pytest.toml", "__init__.py", "pyproject.toml", "setup.cfg",
+                          "tox.ini", ".pre-commit-config.yaml", ".gitattributes"})
+
+
 def links_stay_in_oracle(ctx: ScopeContext) -> list[Reason]:
-    """A symlink the change puts in the properties or fixtures dir (or that the dir
-    becomes) must lead to oracle paths: the digest pins a link's target string, not what
-    it leads to, and pytest follows a linked property, so a link to ``src/`` would make
-    later behaviour edits rewrite the judge unseen.  Fixture links are rule 3 (the pin
-    cannot cover them), property links rule 1 (oracle bound to behaviour)."""
+    """A symlink the change puts at an oracle path (a property, a fixture, a conftest,
+    a pytest config or table file, or the properties dir itself) must lead to oracle
+    paths: the digest pins a link's target string, not what it leads to, and pytest
+    follows links, so a link to ``src/`` would let later behaviour edits rewrite the
+    judge unseen.  Fixture links are rule 3 (the pin cannot cover them), others rule 1
+    (oracle bound to behaviour)."""
     import posixpath
 
     from ballot_guard.oracle import Judge, fold
 
-    dirs = {fold(ctx.config.fixtures_dir): 3, fold(ctx.config.properties_dir): 1}
+    fixtures = fold(ctx.config.fixtures_dir)
+    pack_dirs = (fixtures, fold(ctx.config.properties_dir))
+    pack = tuple(d + "/" for d in pack_dirs)
     found: list[Reason] = []
     judge: Judge | None = None
     for f in ctx.change.files:
         if f.new_mode != "120000" or f.status == "D":
             continue
+        if judge is None:
+            judge = Judge(ctx.root, ctx.config)
         key = fold(f.path)
-        rule = next((r for d, r in dirs.items() if key == d or key.startswith(d + "/")), None)
-        if rule is None:
-            continue
+        if not (key.startswith(pack) or key in pack_dirs
+                or posixpath.basename(key) in LINKED_FILES) \
+                or judge.kind(f.path) not in (judge.ORACLE, judge.TABLE):
+            continue  # a virtualenv's links (.venv/, the runner) are the runner check's job
         raw = ctx.new().read(f.path)
         if raw is None:
             continue
         target = os.fsdecode(raw)
         where = posixpath.normpath(posixpath.join(posixpath.dirname(f.path), target))
-        if judge is None:
-            judge = Judge(ctx.root, ctx.config)
         if target.startswith("/") or where == ".." or where.startswith("../") \
-                or not judge.is_oracle(where):
+                or judge.kind(where) not in (judge.ORACLE, judge.TABLE):
+            rule = 3 if key == fixtures or key.startswith(fixtures + "/") else 1
             found.append(Reason(rule, (
                 f"{f.path} is a symlink to {target!r}, which is not oracle: a behaviour "
                 "edit there would change the judge unseen; copy the file in instead")))

@@ -496,3 +496,30 @@ def test_the_properties_dir_turned_into_a_symlink_is_blocked(tmp_path: Path) -> 
     res = run_cli(["scope", "--json"], repo.path)
     assert res.code == 1, res.out
     assert 1 in [r["rule"] for r in res.json()["reasons"]]
+
+
+@pytest.mark.parametrize("link", ["conftest.py", "pytest.ini", "pyproject.toml", "tox.ini"])
+def test_a_judge_file_linked_to_a_behaviour_file_is_blocked(link: str,
+                                                            tmp_path: Path) -> None:
+    """pytest follows the link: the judge's config would live in src/."""
+    repo = _pinned_repo(tmp_path)
+    repo.write("src/judge_config", "[pytest]\n")
+    repo.commit_all("a behaviour file", author="Human <h@example.com>")
+    if (repo.path / link).exists():
+        repo.remove(link)
+    repo.symlink(link, "src/judge_config")
+    repo.stage()
+    res = run_cli(["scope", "--json"], repo.path)
+    assert res.code == 1, res.out
+    assert 1 in [r["rule"] for r in res.json()["reasons"]]
+
+
+def test_a_virtualenv_link_is_left_to_the_runner_check(tmp_path: Path) -> None:
+    """A tracked .venv is oracle (and the gate refuses a tracked runner); its absolute
+    interpreter link is not a judge file linked to behaviour."""
+    repo = _pinned_repo(tmp_path)
+    repo.symlink(".venv/bin/python", "/usr/bin/python3")
+    repo.stage()
+    res = run_cli(["scope", "--json"], repo.path)
+    assert res.code == 0, res.out
+    assert res.json()["oracle"] == [".venv/bin/python"]
