@@ -248,7 +248,49 @@ def judge_merge(root: str, rev: str) -> Verdict | None:
     """A merge judged on what it changes that none of its parents has (``git diff-tree
     --cc``: an "evil merge"); None for a clean merge, which changes nothing of its own."""
     part = changes.merge_part(root, rev)
+    unjudged = _unjudged_brought_in(root, part.commit, part.base) if part.commit else []
+    if unjudged:
+        # Commits forked before adoption were never judged (their base lacks the pin):
+        # the merge brings their changes into the adopted line, so it answers for all it
+        # changes against its first parent, with their authors beside its own.
+        whole = changes.commit(root, part.commit or rev)
+        extra: list[str] = []
+        for sha in unjudged:
+            info = changes.commit_info(root, sha)
+            extra += [info.author, info.committer, *changes.coauthors(info.message)]
+        return judge_change(root, Change(
+            "commit", f"merge {whole.commit[:12] if whole.commit else rev} (with "
+            f"{len(unjudged)} unjudged commit{'s' if len(unjudged) > 1 else ''} it brings in)",
+            whole.commit, whole.base, whole.files, (*whole.identities, *extra), False))
     return judge_change(root, part) if part.files else None
+
+
+def _unjudged_brought_in(root: str, merge: str, first_parent: str | None) -> list[str]:
+    """The non-merge commits a merge brings into its first parent's line that were never
+    judged because their own base lacks the digest file (a branch forked before adoption),
+    when that first parent has adopted the pin; else []."""
+    if first_parent is None:
+        return []
+    base = bases.at(root, first_parent)
+    if not base.adopted:
+        return []
+    data = git.out(["rev-list", "--no-merges", "--parents", merge, f"^{first_parent}"],
+                   cwd=root)
+    commits = [line.split() for line in data.decode().splitlines() if line.strip()]
+    if not commits:
+        return []
+    roots = [c[0] for c in commits if len(c) == 1]
+    with_parent = [c for c in commits if len(c) > 1]
+    found = list(roots)
+    if with_parent:
+        digest = base.config.digest_file
+        query = "".join(f"{c[1]}:{digest}\n" for c in with_parent)
+        out = git.out(["cat-file", "--batch-check"], cwd=root,
+                      input=query.encode("utf-8", "surrogateescape"))
+        for c, line in zip(with_parent, out.decode("utf-8", "replace").splitlines()):
+            if line.endswith(" missing") or line.split(" ")[1:2] == ["tree"]:
+                found.append(c[0])
+    return found
 
 
 def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,

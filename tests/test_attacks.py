@@ -523,3 +523,55 @@ def test_a_virtualenv_link_is_left_to_the_runner_check(tmp_path: Path) -> None:
     res = run_cli(["scope", "--json"], repo.path)
     assert res.code == 0, res.out
     assert res.json()["oracle"] == [".venv/bin/python"]
+
+
+def _pre_adoption_branch(repo: Repo, *, agent_edits: dict[str, str]) -> str:
+    """main: an import (no pin), then adoption; side: forked from the import, where an
+    agent edits files (unjudged: its base lacks the pin); merged into main by a human."""
+    repo.write(PROP, "def test_retry():\n    assert True\n")
+    repo.write("src/app.py", "RETRIES = 3\n")
+    repo.write("pyproject.toml", AGENTS)
+    repo.commit_all("import", author="Human <h@example.com>")
+    repo.git("branch", "side")
+    repo.write("fixture_digest.txt", "sha256-v2:" + "0" * 64 + "\n")
+    adopted = repo.commit_all("adopt", author="Human <h@example.com>")
+    repo.git("checkout", "-q", "side")
+    for rel, content in agent_edits.items():
+        repo.write(rel, content)
+    repo.commit_all("agent work", author=BOT)
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side",
+             env={**os.environ, "GIT_AUTHOR_NAME": "Human", "GIT_AUTHOR_EMAIL": "h@example.com"})
+    return adopted
+
+
+@pytest.mark.parametrize("edits,rules", [
+    ({PROP: "def test_retry():\n    assert 1\n"}, {2}),
+    ({PROP: "def test_retry():\n    assert 1\n", "src/app.py": "RETRIES = 9\n"}, {1, 2}),
+])
+def test_a_branch_forked_before_adoption_cannot_smuggle_oracle_edits_in(
+        edits: dict[str, str], rules: set[int], tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    adopted = _pre_adoption_branch(repo, agent_edits=edits)
+    res = run_cli(["scope", "--range", f"{adopted}..HEAD", "--json"], repo.path)
+    assert res.code == 1, res.out
+    verdicts = {c["verdict"] for c in res.json()["commits"]}
+    assert verdicts == {"unjudged", "blocked"}
+    merge = [c for c in res.json()["commits"] if c["verdict"] == "blocked"][0]
+    assert {r["rule"] for r in merge["reasons"]} == rules
+
+
+def test_a_clean_merge_of_judged_work_still_gives_no_verdict(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    adopt(repo, AGENTS)
+    base = repo.head()
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write("src/other.py", "y = 1\n")
+    repo.commit_all("side", author="Human <h@example.com>")
+    repo.git("checkout", "-q", "main")
+    repo.write("README.md", "# more\n")
+    repo.commit_all("main", author="Human <h@example.com>")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge", "side")
+    res = run_cli(["scope", "--range", f"{base}..HEAD", "--json"], repo.path)
+    assert res.code == 0, res.out
+    assert len(res.json()["commits"]) == 2
