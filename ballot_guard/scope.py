@@ -246,29 +246,35 @@ def judge_range(root: str, base: str, tip: str) -> list[Verdict]:
 
 def judge_merge(root: str, rev: str) -> Verdict | None:
     """A merge judged on what it changes that none of its parents has (``git diff-tree
-    --cc``: an "evil merge"); None for a clean merge, which changes nothing of its own."""
+    --cc``: an "evil merge"); None for a clean merge, which changes nothing of its own.
+
+    Commits forked before adoption were never judged (their base lacks the pin).  A
+    merge that brings such commits into an adopted line (whichever parent is first)
+    answers for all it changes against the adopted parent, with their authors beside
+    its own: an agent's edit of a property cannot ride in on a clean merge."""
     part = changes.merge_part(root, rev)
-    unjudged = _unjudged_brought_in(root, part.commit, part.base) if part.commit else []
-    if unjudged:
-        # Commits forked before adoption were never judged (their base lacks the pin):
-        # the merge brings their changes into the adopted line, so it answers for all it
-        # changes against its first parent, with their authors beside its own.
-        whole = changes.commit(root, part.commit or rev)
-        extra: list[str] = []
-        for sha in unjudged:
-            info = changes.commit_info(root, sha)
-            extra += [info.author, info.committer, *changes.coauthors(info.message)]
-        return judge_change(root, Change(
-            "commit", f"merge {whole.commit[:12] if whole.commit else rev} (with "
-            f"{len(unjudged)} unjudged commit{'s' if len(unjudged) > 1 else ''} it brings in)",
-            whole.commit, whole.base, whole.files, (*whole.identities, *extra), False))
-    return judge_change(root, part) if part.files else None
+    sha = part.commit or git.resolve(root, rev)
+    parents = changes.commit_info(root, sha).parents
+    judging = next((p for p in parents if bases.at(root, p).adopted), None)
+    unjudged = _unjudged_brought_in(root, sha, judging) if judging is not None else []
+    if judging is None or (judging == parents[0] and not unjudged):
+        return judge_change(root, part) if part.files else None
+    data = git.out(["diff-tree", *changes._DIFF_OPTS, judging, sha, "--"], cwd=root)
+    extra: list[str] = []
+    for c in unjudged:
+        info = changes.commit_info(root, c)
+        extra += [info.author, info.committer, *changes.coauthors(info.message)]
+    n = len(unjudged)
+    label = (f"merge {sha[:12]} against {judging[:12]} (with {n} unjudged "
+             f"commit{'s' if n != 1 else ''} it brings in)")
+    return judge_change(root, Change("commit", label, sha, judging, changes.parse_raw(data),
+                                     (*part.identities, *extra), False))
 
 
 def _unjudged_brought_in(root: str, merge: str, first_parent: str | None) -> list[str]:
-    """The non-merge commits a merge brings into its first parent's line that were never
-    judged because their own base lacks the digest file (a branch forked before adoption),
-    when that first parent has adopted the pin; else []."""
+    """The non-merge commits a merge brings into the line of ``first_parent`` (the parent
+    it is judged against) that were never judged because their own base lacks the digest
+    file (a branch forked before adoption), when that parent has adopted the pin; else []."""
     if first_parent is None:
         return []
     base = bases.at(root, first_parent)

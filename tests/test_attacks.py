@@ -575,3 +575,25 @@ def test_a_clean_merge_of_judged_work_still_gives_no_verdict(tmp_path: Path) -> 
     res = run_cli(["scope", "--range", f"{base}..HEAD", "--json"], repo.path)
     assert res.code == 0, res.out
     assert len(res.json()["commits"]) == 2
+
+
+def test_a_pre_adoption_branch_that_merges_main_in_first_parent_side_is_judged(
+        tmp_path: Path) -> None:
+    """side (forked before adoption, an agent edits a property) merges main in; main
+    fast-forwards to that merge: its first parent is unjudged, its second adopted."""
+    repo = init_repo(tmp_path / "repo")
+    repo.write(PROP, "def test_retry():\n    assert True\n")
+    repo.write("pyproject.toml", AGENTS)
+    repo.commit_all("import", author="Human <h@example.com>")
+    repo.git("branch", "side")
+    repo.write("fixture_digest.txt", "sha256-v2:" + "0" * 64 + "\n")
+    adopted = repo.commit_all("adopt", author="Human <h@example.com>")
+    repo.git("checkout", "-q", "side")
+    repo.write(PROP, "def test_retry():\n    assert 1\n")
+    repo.commit_all("agent work", author=BOT)
+    repo.git("merge", "-q", "--no-ff", "-m", "merge main", "main")
+    res = run_cli(["scope", "--range", f"{adopted}..HEAD", "--json"], repo.path)
+    assert res.code == 1, res.out
+    blocked = [c for c in res.json()["commits"] if c["verdict"] == "blocked"]
+    assert len(blocked) == 1 and blocked[0]["oracle"] == [PROP]
+    assert {r["rule"] for r in blocked[0]["reasons"]} == {2}
