@@ -241,7 +241,30 @@ def judge_range(root: str, base: str, tip: str) -> list[Verdict]:
         verdict = judge_merge(root, sha) if is_merge else judge_commit(root, sha)
         if verdict is not None:
             verdicts.append(verdict)
-    return verdicts
+    tail = judge_unjudged_tail(root, base, tip, verdicts)
+    return verdicts if tail is None else [*verdicts, tail]
+
+
+def judge_unjudged_tail(root: str, base: str, tip: str,
+                        verdicts: list[Verdict]) -> Verdict | None:
+    """When ``base`` holds the pin but commits of ``base..tip`` were unjudged (they sit on
+    history the pin never covered: a branch forked before adoption that adds the pin
+    again, pushed over the adopted one), the whole move from ``base`` to ``tip`` is
+    judged as one change by ``base``'s config, with those commits' authors; else None.
+    """
+    unjudged = [v for v in verdicts if v.status == "unjudged"]
+    if not unjudged:
+        return None
+    b, t = git.resolve(root, base), git.resolve(root, tip)
+    if not bases.at(root, b).adopted:
+        return None
+    data = git.out(["diff-tree", *changes._DIFF_OPTS, b, t, "--"], cwd=root)
+    who = tuple(i for v in unjudged for i in v.change.identities)
+    n = len(unjudged)
+    label = (f"range {b[:12]}..{t[:12]} as a whole ({n} commit{'s' if n != 1 else ''} "
+             "on history the pin did not cover)")
+    return judge_change(root, Change("commit", label, t, b, changes.parse_raw(data), who,
+                                     False))
 
 
 def judge_merge(root: str, rev: str) -> Verdict | None:

@@ -557,8 +557,8 @@ def test_a_branch_forked_before_adoption_cannot_smuggle_oracle_edits_in(
     assert res.code == 1, res.out
     verdicts = {c["verdict"] for c in res.json()["commits"]}
     assert verdicts == {"unjudged", "blocked"}
-    merge = [c for c in res.json()["commits"] if c["verdict"] == "blocked"][0]
-    assert {r["rule"] for r in merge["reasons"]} == rules
+    for merge in [c for c in res.json()["commits"] if c["verdict"] == "blocked"]:
+        assert {r["rule"] for r in merge["reasons"]} == rules
 
 
 def test_a_clean_merge_of_judged_work_still_gives_no_verdict(tmp_path: Path) -> None:
@@ -595,5 +595,28 @@ def test_a_pre_adoption_branch_that_merges_main_in_first_parent_side_is_judged(
     res = run_cli(["scope", "--range", f"{adopted}..HEAD", "--json"], repo.path)
     assert res.code == 1, res.out
     blocked = [c for c in res.json()["commits"] if c["verdict"] == "blocked"]
-    assert len(blocked) == 1 and blocked[0]["oracle"] == [PROP]
-    assert {r["rule"] for r in blocked[0]["reasons"]} == {2}
+    assert blocked and all(b["oracle"] == [PROP] for b in blocked)  # the merge, the range
+    assert all({r["rule"] for r in b["reasons"]} == {2} for b in blocked)
+
+
+def test_a_history_that_adopts_again_over_the_adopted_one_is_judged_as_a_whole(
+        tmp_path: Path) -> None:
+    """An agent's branch forked before adoption adds the pin itself together with a
+    property edit (its own "adoption", unjudged), to be force-pushed over main: the
+    range from the adopted base is judged as one change."""
+    repo = init_repo(tmp_path / "repo")
+    repo.write(PROP, "def test_retry():\n    assert True\n")
+    repo.write("pyproject.toml", AGENTS)
+    repo.commit_all("import", author="Human <h@example.com>")
+    repo.git("branch", "side")
+    repo.write("fixture_digest.txt", "sha256-v2:" + "0" * 64 + "\n")
+    adopted = repo.commit_all("adopt", author="Human <h@example.com>")
+    repo.git("checkout", "-q", "side")
+    repo.write("fixture_digest.txt", "sha256-v2:" + "0" * 64 + "\n")
+    repo.write(PROP, "def test_retry():\n    assert 1\n")
+    repo.commit_all("adopt, my way", author=BOT)
+    res = run_cli(["scope", "--range", f"{adopted}..side", "--json"], repo.path)
+    assert res.code == 1, res.out
+    whole = res.json()["commits"][-1]
+    assert whole["verdict"] == "blocked" and whole["oracle"] == [PROP]
+    assert {r["rule"] for r in whole["reasons"]} == {2}
