@@ -40,7 +40,7 @@ def _split_toml(data: bytes) -> tuple[Any, Any]:
     tool = doc.get("tool")
     if isinstance(tool, dict):
         for key in list(tool):
-            if key.casefold() in JUDGE_TOOL_KEYS:
+            if key in JUDGE_TOOL_KEYS:  # TOML keys are case-sensitive, and so are readers
                 judge[key] = tool.pop(key)
         if not tool:  # only judge tables under [tool]: nothing else is there
             del doc["tool"]
@@ -67,7 +67,7 @@ def _split_ini(data: bytes) -> tuple[Any, Any]:
     other: dict[str, Any] = {}
     for section in parser.sections():
         body = dict(parser.items(section, raw=True))
-        (judge if _ini_section_name(section).casefold() in JUDGE_SECTIONS
+        (judge if _ini_section_name(section) in JUDGE_SECTIONS  # as iniconfig: exact case
          else other)[section] = body
     return judge, other
 

@@ -620,3 +620,31 @@ def test_a_history_that_adopts_again_over_the_adopted_one_is_judged_as_a_whole(
     whole = res.json()["commits"][-1]
     assert whole["verdict"] == "blocked" and whole["oracle"] == [PROP]
     assert {r["rule"] for r in whole["reasons"]} == {2}
+
+
+@pytest.mark.parametrize("name,old,new,want", [
+    # pytest and ballot-guard read these tables by exact name: a case variant is not the judge
+    ("pyproject.toml", b"", b"[tool.PYTEST.ini_options]\naddopts = '-k x'\n", "behavior"),
+    ("pyproject.toml", b"", b"[tool.Ballot_Guard]\nagents = []\n", "behavior"),
+    ("pyproject.toml", b"", b"[tool.pytest.ini_options]\naddopts = '-k x'\n", "oracle"),
+    ("setup.cfg", b"", b"[TOOL:PYTEST]\naddopts = -k x\n", "behavior"),
+    ("tox.ini", b"", b"[Pytest]\naddopts = -k x\n", "behavior"),
+    ("tox.ini", b"", b"[pytest]\naddopts = -k x\n", "oracle"),
+])
+def test_judge_tables_are_named_as_their_readers_name_them(name: str, old: bytes, new: bytes,
+                                                           want: str) -> None:
+    from ballot_guard import tables
+
+    assert tables.judge(name, old, new) == want
+
+
+def test_pytest_ignores_a_case_variant_table(tmp_path: Path) -> None:
+    """The premise of the test above, checked on the real pytest."""
+    import sys
+
+    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.PYTEST.ini_options]\naddopts = '-k nope'\n")
+    (tmp_path / "tox.ini").write_text("[Pytest]\naddopts = -k nope\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_a.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout
