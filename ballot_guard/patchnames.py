@@ -76,14 +76,9 @@ def normalize(name: bytes, *, lineno: int) -> str:
     return norm
 
 
-def traditional_name(rest: bytes, lineno: int) -> bytes | None:
-    """The name after ``--- `` / ``+++ ``; None for /dev/null."""
-    name = traditional_raw(rest, lineno)
-    return None if name is None else strip_prefix(name)
-
-
 def traditional_raw(rest: bytes, lineno: int) -> bytes | None:
-    """The name after ``--- `` / ``+++ `` as written (``-p0``'s reading); None for /dev/null."""
+    """The name after ``--- `` / ``+++ `` as written (``-p0``'s reading; ``strip_prefix``
+    gives ``-p1``'s); None for /dev/null."""
     rest = rest.rstrip(b"\r")
     if rest.startswith(b'"'):
         name, _ = unquote(rest)
@@ -96,13 +91,9 @@ def traditional_raw(rest: bytes, lineno: int) -> bytes | None:
     return name
 
 
-def git_header_names(rest: bytes, lineno: int) -> list[bytes]:
-    """The two names of ``diff --git A B`` (prefix stripped), when they can be told apart."""
-    return [strip_prefix(n) for n in git_header_raw(rest, lineno)]
-
-
 def git_header_raw(rest: bytes, lineno: int) -> list[bytes]:
-    """The two names of ``diff --git A B`` as written (``-p0``'s reading)."""
+    """The two names of ``diff --git A B`` as written (``-p0``'s reading; ``strip_prefix``
+    gives ``-p1``'s), when they can be told apart."""
     rest = rest.rstrip(b"\r")
     half = (len(rest) - 1) // 2
     first, second = rest[:half], rest[half + 1:]

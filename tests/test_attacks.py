@@ -89,8 +89,8 @@ PATCH_ATTACKS = [
     Attack("patch-case-variant-fixtures", _patch(_git_new("Fixtures/cases.json", "[]"))),
     Attack("patch-dot-slash", _patch(f"--- ./{PROP}\n+++ ./{PROP}\n" + EDIT_PROP_HUNK)),
     Attack("patch-double-slash", _patch(
-        f"diff --git a/properties//test_retry.py b/properties//test_retry.py\n"
-        f"--- a/properties//test_retry.py\n+++ b/properties//test_retry.py\n" + EDIT_PROP_HUNK)),
+        "diff --git a/properties//test_retry.py b/properties//test_retry.py\n"
+        "--- a/properties//test_retry.py\n+++ b/properties//test_retry.py\n" + EDIT_PROP_HUNK)),
     Attack("patch-dotdot", _patch(
         f"--- a/src/../{PROP}\n+++ b/src/../{PROP}\n" + EDIT_PROP_HUNK)),
     Attack("patch-nfd-unicode", _patch(_git_new("pru\u0308f/test_x.py")), UNICODE),
@@ -203,7 +203,9 @@ def _both(*edits: Callable[[Repo], None]) -> Callable[[Repo], None]:
 BEHAVIOUR = _write(src__app_py="RETRIES = 4\n")  # src/app.py
 
 
-def _fix_key(edit: Callable[[Repo], None]) -> Callable[[Repo], None]:
+def _git_rm(path: str) -> Callable[[Repo], None]:
+    def edit(repo: Repo) -> None:
+        repo.git("rm", "-rq", path)
     return edit
 
 
@@ -244,8 +246,7 @@ STAGED_ATTACKS = [
     Attack("staged-delete-pin", _staged(lambda r: r.remove("fixture_digest.txt"))),
     Attack("staged-property-symlink", _staged(_symlink(PROP, "../src/app.py"))),
     Attack("staged-properties-dir-symlink", _staged(_both(
-        lambda r: subprocess.run(["git", "rm", "-rq", "properties"], cwd=r.path, check=True),
-        _symlink("properties", "src")))),
+        _git_rm("properties"), _symlink("properties", "src")))),
     Attack("staged-fixture-symlink-to-behaviour", _staged(
         _symlink("fixtures/link.json", "../src/app.py"), agent=False)),
     Attack("staged-gitattributes-fixtures", _staged(_writes(
@@ -646,5 +647,6 @@ def test_pytest_ignores_a_case_variant_table(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.PYTEST.ini_options]\naddopts = '-k nope'\n")
     (tmp_path / "tox.ini").write_text("[Pytest]\naddopts = -k nope\n")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "test_a.py"], cwd=tmp_path, capture_output=True, text=True)
+                           "test_a.py"], cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout
