@@ -40,6 +40,31 @@ PYTEST_CONFIGS = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".p
 ANCESTOR_FILES = (*PYTEST_CONFIGS, "__init__.py")
 ORACLE_FILES = (".pre-commit-config.yaml",)
 ORACLE_DIRS = (".venv",)
+# Scripts git runs as hooks; when ``core.hooksPath`` names a tracked directory (where
+# ``ballot-guard install`` puts its hooks), that directory is the judge's entry point.
+GIT_HOOKS = frozenset({
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+    "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout",
+    "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive",
+    "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite",
+    "sendemail-validate", "fsmonitor-watchman", "post-index-change"})
+HOOK_FILES = GIT_HOOKS | {f"{h}.legacy" for h in GIT_HOOKS}  # install chains <hook>.legacy
+
+
+def tracked_hooks_dir(root: str) -> str | None:
+    """The hooks directory (``git rev-parse --git-path hooks``, honouring
+    ``core.hooksPath``) as a repository-relative path when it lies in the work tree."""
+    from ballot_guard import git
+
+    res = git.run(["rev-parse", "--git-path", "hooks"], cwd=root, check=False)
+    if res.code != 0:
+        return None
+    where = os.path.normpath(os.path.join(root, os.fsdecode(res.stdout).rstrip("\n")))
+    rel = os.path.relpath(where, os.path.normpath(root)).replace(os.sep, "/")
+    if rel == "." or rel == ".." or rel.startswith("../") or os.path.isabs(rel) \
+            or fold(rel) == ".git" or fold(rel).startswith(".git/"):
+        return None
+    return rel
 
 
 def normal(path: str) -> str:
@@ -202,5 +227,15 @@ def classify(root: str, config: Config, change: Change, old: Snapshot,
             neutral.append(path)
         else:
             behavior.append(path)
+    if not HOOK_FILES.isdisjoint([p.rpartition("/")[2] for p in (*behavior, *neutral)]):
+        # rare: a file named like a git hook; ask git where the hooks live
+        hooks = tracked_hooks_dir(root)
+        if hooks is not None:
+            key = fold(hooks)
+            moved = [p for p in (*behavior, *neutral)
+                     if fold(p) == key or fold(p).startswith(key + "/")]
+            oracle += moved
+            behavior = [p for p in behavior if p not in moved]
+            neutral = [p for p in neutral if p not in moved]
     return Classified(tuple(sorted(oracle)), tuple(sorted(behavior)), tuple(sorted(neutral)),
                       tuple(sorted(table_files)))

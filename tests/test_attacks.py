@@ -650,3 +650,29 @@ def test_pytest_ignores_a_case_variant_table(tmp_path: Path) -> None:
                            "test_a.py"], cwd=tmp_path, capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("hook", ["pre-commit", "pre-push.legacy"])
+def test_tracked_hooks_under_core_hooks_path_are_oracle(hook: str, tmp_path: Path) -> None:
+    """With ``core.hooksPath`` naming a tracked directory (where ``ballot-guard install``
+    puts its hooks), editing a hook there edits the judge's entry point."""
+    repo = init_repo(tmp_path / "repo")
+    repo.write(".githooks/pre-commit", "#!/bin/sh\nballot-guard hook pre-commit\n")
+    adopt(repo, AGENTS)
+    repo.git("config", "core.hooksPath", ".githooks")
+    repo.write(f".githooks/{hook}", "#!/bin/sh\nexit 0\n")
+    repo.write("src/app.py", "RETRIES = 9\n")
+    repo.stage()
+    res = run_cli(["scope", "--json"], repo.path)
+    assert res.code == 1, res.out
+    assert res.json()["oracle"] == [f".githooks/{hook}"]
+
+
+def test_a_hook_named_file_outside_the_hooks_dir_is_behaviour(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    adopt(repo, AGENTS)
+    repo.write("scripts/pre-commit", "#!/bin/sh\n")
+    repo.stage()
+    res = run_cli(["scope", "--agent", "--json"], repo.path)
+    assert res.code == 0, res.out
+    assert res.json()["behavior"] == ["scripts/pre-commit"]
