@@ -15,8 +15,16 @@ from collections.abc import Iterable
 from ballot_guard import git
 
 
+_SPACES = re.compile(r"\s+")
+_AROUND = re.compile(r" ?([<>]) ?")
+
+
 def _fold(text: str) -> str:
-    return unicodedata.normalize("NFC", text).casefold()
+    """The compared form of a pattern or an identity: NFC, case-folded, every run of
+    white space one space and none around ``<`` ``>``, so that ``Bot  <b@x>`` or
+    ``Bot<b@x>`` cannot slip past a pattern written ``Bot <b@x>``."""
+    text = _SPACES.sub(" ", unicodedata.normalize("NFC", text).casefold().strip())
+    return _AROUND.sub(r"\1", text)
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:

@@ -676,3 +676,28 @@ def test_a_hook_named_file_outside_the_hooks_dir_is_behaviour(tmp_path: Path) ->
     res = run_cli(["scope", "--agent", "--json"], repo.path)
     assert res.code == 0, res.out
     assert res.json()["behavior"] == ["scripts/pre-commit"]
+
+
+@pytest.mark.parametrize("who", [
+    "Helper  Agent <helper@example.com>",
+    "Helper Agent<helper@example.com>",
+    "helper\tagent < helper@example.com >",
+    "HELPER AGENT <HELPER@EXAMPLE.COM>",
+])
+def test_agent_patterns_see_through_spacing_and_case(who: str) -> None:
+    from ballot_guard import identity
+
+    assert identity.any_agent(["Helper Agent <helper@example.com>"], [who])
+    assert not identity.any_agent(["Helper Agent <helper@example.com>"],
+                                  ["Helper Agents <helper@example.com>"])
+
+
+def test_an_agent_author_spelled_with_two_spaces_is_still_the_agent(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    adopt(repo, '[tool.ballot_guard]\nagents = ["Helper Agent <helper@example.com>"]\n')
+    repo.write(PROP, "x = 1\n")
+    sha = repo.commit_all("tweak", author="Helper  Agent <helper@example.com>")
+    assert "Helper  Agent" in repo.git("cat-file", "commit", sha)
+    res = run_cli(["scope", "--commit", sha, "--json"], repo.path)
+    assert res.code == 1, res.out
+    assert [r["rule"] for r in res.json()["reasons"]] == [2]
