@@ -14,7 +14,6 @@ from collections.abc import Iterable
 
 from ballot_guard import git
 
-
 _SPACES = re.compile(r"\s+")
 _AROUND = re.compile(r" ?([<>]) ?")
 
