@@ -226,8 +226,21 @@ def judge_staged(root: str, *, agent: bool = False,
 
 
 def judge_commit(root: str, rev: str) -> Verdict:
-    """A commit against its first parent (a root commit against the empty tree)."""
-    return judge_change(root, changes.commit(root, rev))
+    """A commit against its first parent (a root commit against the empty tree); a merge
+    that brings never-judged commits into an adopted line as ``judge_merge`` says."""
+    sha = git.resolve(root, rev)
+    info = changes.commit_info(root, sha)
+    if len(info.parents) > 1:
+        crossing = _crossing_merge(root, sha, info.parents,
+                                   (info.author, info.committer, *changes.coauthors(info.message)))
+        if crossing is not None:
+            return crossing
+    base = info.parents[0] if info.parents else None
+    against = base if base is not None else git.empty_tree(root)
+    data = git.out(["diff-tree", *changes._DIFF_OPTS, against, sha, "--"], cwd=root)
+    identities = (info.author, info.committer, *changes.coauthors(info.message))
+    return judge_change(root, Change("commit", f"commit {sha[:12]}", sha, base,
+                                     changes.parse_raw(data), identities, False))
 
 
 def judge_range(root: str, base: str, tip: str) -> list[Verdict]:
@@ -277,11 +290,22 @@ def judge_merge(root: str, rev: str) -> Verdict | None:
     its own: an agent's edit of a property cannot ride in on a clean merge."""
     part = changes.merge_part(root, rev)
     sha = part.commit or git.resolve(root, rev)
-    parents = changes.commit_info(root, sha).parents
+    crossing = _crossing_merge(root, sha, changes.commit_info(root, sha).parents,
+                               part.identities)
+    if crossing is not None:
+        return crossing
+    return judge_change(root, part) if part.files else None
+
+
+def _crossing_merge(root: str, sha: str, parents: tuple[str, ...],
+                    identities: tuple[str, ...]) -> Verdict | None:
+    """A merge that brings never-judged commits into an adopted line, judged on all it
+    changes against its adopted parent with their authors beside ``identities``; None
+    when it does not (no parent adopted, or the first is and brings nothing unjudged)."""
     judging = next((p for p in parents if bases.at(root, p).adopted), None)
     unjudged = _unjudged_brought_in(root, sha, judging) if judging is not None else []
     if judging is None or (judging == parents[0] and not unjudged):
-        return judge_change(root, part) if part.files else None
+        return None
     data = git.out(["diff-tree", *changes._DIFF_OPTS, judging, sha, "--"], cwd=root)
     extra: list[str] = []
     for c in unjudged:
@@ -291,7 +315,7 @@ def judge_merge(root: str, rev: str) -> Verdict | None:
     label = (f"merge {sha[:12]} against {judging[:12]} (with {n} unjudged "
              f"commit{'s' if n != 1 else ''} it brings in)")
     return judge_change(root, Change("commit", label, sha, judging, changes.parse_raw(data),
-                                     (*part.identities, *extra), False))
+                                     (*identities, *extra), False))
 
 
 def _unjudged_brought_in(root: str, merge: str, first_parent: str | None) -> list[str]:

@@ -701,3 +701,25 @@ def test_an_agent_author_spelled_with_two_spaces_is_still_the_agent(tmp_path: Pa
     res = run_cli(["scope", "--commit", sha, "--json"], repo.path)
     assert res.code == 1, res.out
     assert [r["rule"] for r in res.json()["reasons"]] == [2]
+
+
+@pytest.mark.parametrize("first_parent", ["main", "side"])
+def test_scope_commit_on_a_merge_of_a_pre_adoption_branch_is_judged(first_parent: str,
+                                                                    tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    repo.write(PROP, "def test_retry():\n    assert True\n")
+    repo.write("pyproject.toml", AGENTS)
+    repo.commit_all("import", author="Human <h@example.com>")
+    repo.git("branch", "side")
+    repo.write("fixture_digest.txt", "sha256-v2:" + "0" * 64 + "\n")
+    repo.commit_all("adopt", author="Human <h@example.com>")
+    repo.git("checkout", "-q", "side")
+    repo.write(PROP, "def test_retry():\n    assert 1\n")
+    repo.commit_all("agent work", author=BOT)
+    repo.git("checkout", "-q", first_parent)
+    repo.git("merge", "-q", "--no-ff", "-m", "merge",
+             "side" if first_parent == "main" else "main")
+    res = run_cli(["scope", "--commit", "HEAD", "--json"], repo.path)
+    assert res.code == 1, res.out
+    assert res.json()["oracle"] == [PROP]
+    assert {r["rule"] for r in res.json()["reasons"]} == {2}
