@@ -269,6 +269,8 @@ def judge_unjudged_tail(root: str, base: str, tip: str,
     if not unjudged:
         return None
     b, t = git.resolve(root, base), git.resolve(root, tip)
+    if any(v.judged and v.change.base == b and v.change.commit == t for v in verdicts):
+        return None  # a merge at the tip was already judged for this very move
     if not bases.at(root, b).adopted:
         return None
     data = git.out(["diff-tree", *changes._DIFF_OPTS, b, t, "--"], cwd=root)
