@@ -84,13 +84,15 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     """
     from ballot_guard.config import load_at
     from ballot_guard.pin import check_pin
-    from ballot_guard.scope import judge_commit, judge_merge
+    from ballot_guard.scope import judge_commit, judge_merge, judge_unjudged_tail
 
     env = dict(os.environ if environ is None else environ)
     j = Judgement()
     commits: list[str] = []
     merges: list[str] = []
     seen: set[str] = set()
+    # (remote's old tip, pushed tip, the commits between) of every updated ref
+    moves: list[tuple[str, str, set[str]]] = []
     for target in targets:
         tip, added, merged, new = commits_of(root, target, remote)
         if skip_empty and not new:
@@ -102,6 +104,9 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         commits += [c for c in added if c not in seen]
         merges += [c for c in merged if c not in seen]
         seen.update(added, merged)
+        old = git.rev_parse(root, target.exclude) if target.exclude is not None else None
+        if old is not None:
+            moves.append((old, tip, {*added, *merged}))
         say(f"ballot-guard: judging {target.label}: {len(added)} commit(s) up to {tip[:12]}")
     if not j.tips:
         j.message = "nothing new to judge"
@@ -129,6 +134,11 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         j.verdicts.append(judge_commit(root, sha))
     for sha in merges:  # what a merge changes that none of its parents has
         verdict = judge_merge(root, sha)
+        if verdict is not None:
+            j.verdicts.append(verdict)
+    for old, tip, shas in moves:  # history the pin never covered, pushed over the adopted one
+        mine = [v for v in j.verdicts if v.change.commit in shas]
+        verdict = judge_unjudged_tail(root, old, tip, mine)
         if verdict is not None:
             j.verdicts.append(verdict)
     repin = [v for v in j.verdicts if any(r.rule == 3 for r in v.reasons)]

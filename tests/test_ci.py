@@ -157,3 +157,25 @@ def test_an_evil_merge_that_mixes_oracle_and_behaviour_is_blocked(pr: Repo) -> N
     scope = run_cli(["scope", "--range", "main..HEAD", "--json"], pr.path)
     assert scope.code == 1
     assert scope.json()["verdict"] == "blocked"
+
+
+def test_a_history_that_adopts_again_over_the_adopted_one_is_blocked_in_ci(
+        tmp_path: Path) -> None:
+    """A branch forked before adoption pins on its own beside an agent's property edit
+    (each of its commits unjudged): ci judges the move from the adopted base as a whole."""
+    from tests.helpers import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    repo.write("properties/test_retry.py", "def test_retry():\n    assert True\n")
+    repo.write("pyproject.toml", '[tool.ballot_guard]\nagents = ["*bot*"]\n')
+    repo.commit_all("import")
+    repo.git("branch", "side")
+    assert run_cli(["digest", "--pin"], repo.path).code == 0
+    adopted = repo.commit_all("adopt")
+    repo.git("checkout", "-q", "side")
+    repo.write("properties/test_retry.py", "def test_retry():\n    assert 1\n")
+    assert run_cli(["digest", "--pin"], repo.path).code == 0
+    repo.commit_all("adopt, my way", author="Helper bot <bot@example.com>")
+    res = run_cli(["ci", "--base", adopted], repo.path)
+    assert res.code == 1, res.out + res.err
+    assert "rule 2" in res.out and "as a whole" in res.out
