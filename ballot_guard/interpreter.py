@@ -110,7 +110,23 @@ def _tracked(root: str, rev: str | None, path: str) -> bool:
             [git.Snapshot(root, None)] + ([git.Snapshot(root, "HEAD")] if git.head(root) else [])
         if any(s.entry(rel) is not None for s in snaps):
             return True
+        env = _env_root(cand)
+        if env is not None and env.startswith(top + os.sep):
+            # a tracked sitecustomize.py, .pth file or package in the interpreter's own
+            # environment runs inside the judge just as a tracked interpreter would
+            env_rel = os.path.relpath(env, top).replace(os.sep, "/")
+            if any(s.entries(env_rel) for s in snaps):
+                return True
     return False
+
+
+def _env_root(python: str) -> str | None:
+    """The virtual environment ``<env>/bin/python`` belongs to (it has pyvenv.cfg), or None."""
+    parent = os.path.dirname(python)
+    if os.path.basename(parent) not in ("bin", "Scripts"):
+        return None
+    env = os.path.dirname(parent)
+    return env if os.path.isfile(os.path.join(env, "pyvenv.cfg")) else None
 
 
 def check_not_tracked(root: str, python: str, *, rev: str | None = None,
@@ -118,8 +134,9 @@ def check_not_tracked(root: str, python: str, *, rev: str | None = None,
     """Refuse an interpreter that git tracks at the judged revision (it came with the patch)."""
     if _tracked(root, rev, python) or (run_root and run_root != root
                                        and _tracked(run_root, rev, python)):
-        raise CannotJudge(f"refusing interpreter {python}: it is a file tracked by git in the "
-                          "judged revision, so the change could supply its own judge")
+        raise CannotJudge(f"refusing interpreter {python}: it, or a file of its environment, "
+                          "is tracked by git in the judged revision, so the change could "
+                          "supply its own judge")
 
 
 def probe(python: str, *, cwd: str, env: Mapping[str, str] | None = None) -> RunnerInfo:

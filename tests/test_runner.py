@@ -70,6 +70,21 @@ def test_an_interpreter_tracked_by_git_is_refused(project: Repo) -> None:
         resolve_runner(str(project.path), load_worktree(str(project.path)))
 
 
+def test_an_interpreter_whose_environment_holds_tracked_files_is_refused(project: Repo) -> None:
+    """A tracked sitecustomize.py in the runner's own virtualenv would run inside the judge."""
+    make_project(project, {"ok": PASS}, python="venv/bin/python", commit=False)
+    project.write("venv/pyvenv.cfg", "home = /usr/bin\n")
+    project.symlink("venv/bin/python", sys.executable)
+    project.write("venv/lib/site-packages/sitecustomize.py", "import os\n")
+    project.git("add", "-f", "venv/lib/site-packages/sitecustomize.py", "venv/pyvenv.cfg")
+    project.git("rm", "-q", "--cached", "--ignore-unmatch", "venv/bin/python")
+    project.git("add", "pyproject.toml", "fixtures", "properties", "fixture_digest.txt")
+    project.commit("vendor a site hook")
+    assert "venv/bin/python" not in project.git("ls-files")
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4 and "tracked by git" in res.err, res.out + res.err
+
+
 def test_an_interpreter_without_pytest_is_4_naming_it(project: Repo, tmp_path: Path) -> None:
     venv = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
