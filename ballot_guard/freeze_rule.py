@@ -29,13 +29,13 @@ def _unfrozen_properly(new: FreezeFile, name: str, repeats: int) -> bool:
 
 
 def freeze_history_kept(ctx: ScopeContext) -> list[Reason]:
+    path = ctx.config.freeze_file
+    if path not in ctx.change.paths():
+        return []
     from ballot_guard import freeze
     from ballot_guard.errors import CannotJudge
     from ballot_guard.scope import Reason
 
-    path = ctx.config.freeze_file
-    if path not in ctx.change.paths():
-        return []
     try:
         old = freeze.parse(ctx.old.read(path), f"{path} (base)")
     except CannotJudge:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ballot_guard import base as bases
@@ -35,20 +34,29 @@ class Reason(NamedTuple):
     message: str
 
 
-@dataclass
 class ScopeContext:
-    """What a rule sees.  ``new()`` is the changed side, built on first use."""
+    """What a rule sees.  ``new()`` is the changed side, built on first use.
 
-    root: str
-    change: Change
-    config: Config  # the BASE's config (never the change's own)
-    oracle: tuple[str, ...]
-    behavior: tuple[str, ...]
-    neutral: tuple[str, ...]
-    is_agent: bool
-    old: Snapshot  # the base side (empty tree when no base)
-    make_new: Callable[[], Snapshot] | None = None  # default: the commit's tree or the index
-    _new: Snapshot | None = field(default=None, init=False, repr=False)
+    A plain class (no dataclass machinery on the commit-time path); the rules
+    read its attributes and judge_change fills in the classification.
+    """
+
+    __slots__ = ("root", "change", "config", "oracle", "behavior", "neutral", "is_agent",
+                 "old", "make_new", "_new")
+
+    def __init__(self, root: str, change: Change, config: Config, oracle: tuple[str, ...],
+                 behavior: tuple[str, ...], neutral: tuple[str, ...], is_agent: bool,
+                 old: Snapshot, make_new: Callable[[], Snapshot] | None = None) -> None:
+        self.root = root
+        self.change = change
+        self.config = config  # the BASE's config (never the change's own)
+        self.oracle = oracle
+        self.behavior = behavior
+        self.neutral = neutral
+        self.is_agent = is_agent
+        self.old = old  # the base side (empty tree when no base)
+        self.make_new = make_new  # default: the commit's tree or the index
+        self._new: Snapshot | None = None
 
     def new(self) -> Snapshot:
         """A commit's tree, the index, or (patch) a temporary index holding HEAD + patch."""
@@ -146,8 +154,7 @@ RULES: list[Rule] = [
 ]
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     change: Change
     judged: bool  # False before adoption (base lacks the digest file) -> "unjudged"
     oracle: tuple[str, ...]
