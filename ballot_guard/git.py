@@ -308,6 +308,10 @@ class BlobReader:
                     self._in.flush()
             except (BrokenPipeError, ValueError, OSError) as exc:
                 failure.append(exc)
+                try:  # end git's input, so a reader waiting on buffered output sees the end
+                    self._in.close()
+                except (ValueError, OSError):
+                    pass
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
