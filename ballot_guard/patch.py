@@ -20,9 +20,7 @@ holding HEAD only when a rule needs the content (``Applied.snapshot``).
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from typing import Any
+import re
 
 from ballot_guard import git
 from ballot_guard.change import FileChange
@@ -38,9 +36,10 @@ from ballot_guard.patchscan import scan
 __all__ = ["Applied", "PatchError", "files", "normalize", "numstat", "scan", "unquote"]
 
 
-def _numstat_raw(root: str, data: bytes) -> bytes:
-    res = git.run(["apply", "--numstat", "-z", "--whitespace=nowarn", "-"], cwd=root,
-                  input=data, check=False)
+_NUMSTAT = ("apply", "--numstat", "-z", "--whitespace=nowarn", "-")
+
+
+def _numstat_out(res: git.Result) -> bytes:
     if res.code != 0:
         reason = os.fsdecode(res.stderr).strip().splitlines()
         raise PatchError("malformed patch: "
@@ -48,16 +47,23 @@ def _numstat_raw(root: str, data: bytes) -> bytes:
     return res.stdout
 
 
+def _numstat_raw(root: str, data: bytes) -> bytes:
+    return _numstat_out(git.run(_NUMSTAT, cwd=root, input=data, check=False))
+
+
+# One ``git apply --numstat -z`` record: added, deleted, path (which may hold tabs).
+_RECORDS = re.compile(r"(?:[^\t\0]*\t[^\t\0]*\t[^\0]*\0)*")
+_RECORD_PATH = re.compile(r"[^\t\0]*\t[^\t\0]*\t([^\0]*)\0")
+
+
 def _numstat_paths(out: bytes, known: set[str] | frozenset[str]) -> list[str]:
-    paths = []
     text = out.decode(FS_ENCODING, FS_ERRORS)  # as os.fsdecode, in one call
-    for rec in text.split("\0")[:-1] if text else []:
-        parts = rec.split("\t", 2)
-        if len(parts) != 3:
-            raise PatchError(f"unexpected git apply --numstat output {rec[:80]!r}")
-        path = parts[2]
-        paths.append(path if path in known else normalize(os.fsencode(path), lineno=0))
-    return paths
+    whole = _RECORDS.match(text)
+    if whole is None or whole.end() != len(text):
+        bad = text[whole.end() if whole else 0:]
+        raise PatchError(f"unexpected git apply --numstat output {bad[:80]!r}")
+    return [path if path in known else normalize(os.fsencode(path), lineno=0)
+            for path in _RECORD_PATH.findall(text)]
 
 
 def numstat(root: str, data: bytes, known: set[str] | frozenset[str] = frozenset()) -> list[str]:
@@ -74,34 +80,24 @@ def files(root: str, data: bytes, p0: list[str] | None = None) -> tuple[FileChan
     ``p0``, when given, receives the paths a ``-p0`` reading would touch (see
     ``patchscan.scan``); the caller decides which of them count.
 
-    git's reading runs in a thread (git works in its own process) while ours
-    runs here, so the two cost about as much as the slower of them.
+    git's reading runs in its own process (``git.Background``) while ours runs
+    here, so the two cost about as much as the slower of them.
     """
-    import threading
-
     if not data.strip():
         return ()
-    box: dict[str, Any] = {}
-
-    def git_reading() -> None:
-        try:
-            box["out"] = _numstat_raw(root, data)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
-            box["error"] = exc
-
-    worker = threading.Thread(target=git_reading, name="git apply --numstat", daemon=True)
-    worker.start()
+    reading = git.Background(_NUMSTAT, cwd=root, input=data)
     try:
         scanned = scan(data, p0)
-    finally:
-        worker.join()
+    except BaseException:
+        reading.close()
+        raise
+    res = reading.result()
     if not scanned:
         raise PatchError("no diff found in the patch")
-    if "error" in box:
-        raise box["error"]
+    out = _numstat_out(res)
     result = list(scanned)
     seen = {p for f in scanned for p in (f.path, f.old_path) if p is not None}
-    for path in _numstat_paths(box["out"], seen):
+    for path in _numstat_paths(out, seen):
         if path not in seen:
             seen.add(path)
             result.append(FileChange("M", path))
@@ -119,6 +115,8 @@ class Applied:
     def snapshot(self) -> git.Snapshot:
         if self._snapshot is not None:
             return self._snapshot
+        import tempfile
+
         self._dir = tempfile.mkdtemp(prefix="ballot-guard-patch-")
         index = os.path.join(self._dir, "index")
         env = dict(os.environ, GIT_INDEX_FILE=index)
@@ -136,5 +134,7 @@ class Applied:
 
     def close(self) -> None:
         if self._dir is not None:
+            import shutil
+
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -19,7 +19,7 @@ re-inclusion are the corner cases we do not re-learn.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -151,6 +151,13 @@ class PatternSet:
 
     def __bool__(self) -> bool:
         return self._any
+
+    def matcher(self) -> Callable[[str], object]:
+        """``match`` as the fastest callable there is (its result is only truthy or not):
+        the compiled regex's own ``fullmatch`` when there is one."""
+        if self._one is not None:
+            return self._one.fullmatch
+        return self.match
 
     def match(self, path: str) -> bool:
         if self._one is not None:

@@ -7,13 +7,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ballot_guard.change import Change, FileChange
 from ballot_guard.config import Config
-from ballot_guard.oracle import Judge, ancestors, normal
+from ballot_guard.oracle import HOOK_FILES, Judge, ancestors, classify, normal
 
 ROOT = "/nonexistent/repo"
 DEFAULT = Judge(ROOT, Config())
-NESTED = Judge(ROOT, Config(properties_dir="tests/props", fixtures_dir="tests/data/fx",
-                            digest_file="tests/pin.txt", freeze_file="tests/frozen.json"))
+NESTED_CONFIG = Config(properties_dir="tests/props", fixtures_dir="tests/data/fx",
+                       digest_file="tests/pin.txt", freeze_file="tests/frozen.json")
+NESTED = Judge(ROOT, NESTED_CONFIG)
 
 
 @pytest.mark.parametrize("path", [
@@ -122,8 +124,8 @@ _PATH = st.lists(st.one_of(_SEG, st.sampled_from(
     ["properties", "fixtures", "conftest.py", "pytest.ini", "docs", "README.md", "src",
      "fixture_digest.txt", "caf\u00e9", ".venv", "pyproject.toml"])),
     min_size=1, max_size=4).map("/".join)
-_JUDGES = st.sampled_from([DEFAULT, NESTED, Judge(ROOT, Config(
-    oracle_paths=("spec*/", "*.LOCK"), neutral_paths=("*.md", "notes/**")))])
+OTHER_CONFIG = Config(oracle_paths=("spec*/", "*.LOCK"), neutral_paths=("*.md", "notes/**"))
+_JUDGES = st.sampled_from([DEFAULT, NESTED, Judge(ROOT, OTHER_CONFIG)])
 
 
 def _swapcase(p: str) -> str:
@@ -148,3 +150,30 @@ def test_normalised_variants_classify_the_same(path: str, judge: Judge, where: i
     assert judge.kind(f"{parts[0]}/../{path}") == judge.kind(path)
     assert judge.kind(unicodedata.normalize("NFD", path)) == judge.kind(path)
     assert normal(normal(path)) == normal(path)
+
+
+# --- Hypothesis: the bulk classification of a whole change agrees with Judge.kind ------------
+
+_MANY = st.lists(st.one_of(
+    _PATH,
+    st.sampled_from(["src/app.py", "docs/x.md", "a/./b", "src//c", "./properties/t.py",
+                     "src/../fixtures/c.json", "notes/", "file.", "src/..", "x\\y",
+                     "Properties/T.py", "caf\u0065\u0301/x", "\u00c9T\u00c9/y.md"])),
+    max_size=12).filter(lambda ps: not any(
+        p.rpartition("/")[2] in HOOK_FILES for p in ps))  # those make classify ask git
+
+
+@given(paths=_MANY, judge=_JUDGES)
+def test_classify_sorts_every_path_as_judge_kind_does(paths: list[str], judge: Judge) -> None:
+    config = {id(DEFAULT): Config(), id(NESTED): NESTED_CONFIG}.get(id(judge), OTHER_CONFIG)
+    judge = Judge(ROOT, config)
+    change = Change("staged", "staged change", None, None,
+                    tuple(FileChange("M", p) for p in paths), (), False)
+    got = classify(ROOT, config, change, None, lambda: None, contents=False)  # type: ignore
+    want: dict[str, list[str]] = {"oracle": [], "behavior": [], "neutral": []}
+    for p in dict.fromkeys(paths):
+        kind = judge.kind(p)
+        want["oracle" if kind in (judge.ORACLE, judge.TABLE) else kind].append(p)
+    assert got.oracle == tuple(sorted(want["oracle"]))
+    assert got.behavior == tuple(sorted(want["behavior"]))
+    assert got.neutral == tuple(sorted(want["neutral"]))

@@ -242,18 +242,41 @@ _BODY = st.lists(st.sampled_from([" ctx", "-old", "+new", "", "--- a/properties/
                  max_size=6)
 
 
-@settings(max_examples=200, deadline=None)
+# Header blocks of one section, by shape: (extended lines, --- name, +++ name); NAME is
+# the file.  Those of the common shapes are read without the section reading.
+_SHAPES = {
+    "modified": ("index 1111111..2222222 100644\n", "a/NAME", "b/NAME"),
+    "executable": ("index 1111111..2222222 100755\n", "a/NAME", "b/NAME"),
+    "new": ("new file mode 100644\nindex 0000000..2222222\n", "/dev/null", "b/NAME"),
+    "deleted": ("deleted file mode 100755\nindex 1111111..0000000\n", "a/NAME", "/dev/null"),
+    "mode change": ("old mode 100644\nnew mode 100755\nindex 1111111..2222222\n",
+                    "a/NAME", "b/NAME"),
+    "no mode": ("index 1111111..2222222\n", "a/NAME", "b/NAME"),
+    "odd mode": ("index 1111111..2222222 1x0644\n", "a/NAME", "b/NAME"),
+    "new, wrong side": ("new file mode 100644\nindex 0000000..2222222\n", "a/NAME", "b/NAME"),
+    "other name": ("index 1111111..2222222 100644\n", "a/NAME", "b/properties/other"),
+    "no header": ("", "a/NAME", "b/NAME"),
+    "binary": ("index 1111111..2222222 100644\n", None, None),
+}
+
+
+@settings(max_examples=300, deadline=None)
 @given(files=st.lists(st.tuples(st.sampled_from(["src/a.py", "properties/t.py", "b c.txt"]),
+                                st.sampled_from(sorted(_SHAPES)),
                                 st.lists(_BODY, max_size=3)), min_size=1, max_size=4),
        extra=st.sampled_from(["", "--- a/properties/late\n+++ b/properties/late\n",
                               "rename from properties/old\n", "garbage\n"]))
-def test_bulk_reading_equals_line_reading(files: list[tuple[str, list[list[str]]]],
+def test_bulk_reading_equals_line_reading(files: list[tuple[str, str, list[list[str]]]],
                                           extra: str) -> None:
     """Sections whose hunks add up are read in bulk; all others line by line; same result."""
     out = []
-    for name, hunks in files:
-        out.append(f"diff --git a/{name} b/{name}\nindex 1111111..2222222 100644\n"
-                   f"--- a/{name}\n+++ b/{name}\n")
+    for name, shape, hunks in files:
+        ext, minus, plus = _SHAPES[shape]
+        out.append(f"diff --git a/{name} b/{name}\n{ext}")
+        if minus is None:
+            out.append(f"Binary files a/{name} and b/{name} differ\n")
+            continue
+        out.append(f"--- {minus.replace('NAME', name)}\n+++ {plus.replace('NAME', name)}\n")
         for body in hunks:
             old = sum(1 for b in body if b[:1] in (" ", "-", ""))
             new = sum(1 for b in body if b[:1] in (" ", "+", ""))

@@ -6,6 +6,7 @@ import pytest
 from ballot_guard import git
 from ballot_guard.change import Change, FileChange
 from ballot_guard.config import Config
+from ballot_guard.oracle import classify
 from ballot_guard.pin_rule import fixtures_repinned
 from ballot_guard.scope import (
     ScopeContext,
@@ -171,9 +172,12 @@ def _ctx(project: Repo, files: tuple[FileChange, ...], new: git.Snapshot,
     root = str(project.path)
     base = project.head()
     change = Change("commit", "commit x", None, base, files, (), False)
-    return ScopeContext(root, change, config or Config(), (), (), (), False,
-                        git.Snapshot(root, base),
-                        lambda: new)
+    config = config or Config()
+    old = git.Snapshot(root, base)
+    # as judge_change does: the rules see the change classified by the base's config
+    cls = classify(root, config, change, old, lambda: new, contents=False)
+    return ScopeContext(root, change, config, cls.oracle, cls.behavior, cls.neutral, False,
+                        old, lambda: new)
 
 
 def test_the_rule_function_with_a_built_context(project: Repo) -> None:
