@@ -32,15 +32,8 @@ _EXT_WORDS = (rb"(?:old mode|new mode|deleted file mode|new file mode|index|simi
 # that the matches of two adjacent sections do not overlap.
 _FILE = re.compile(rb"\ndiff --git ([^\n]*)((?:\n" + _EXT_WORDS + rb"[^\n]*)*)"
                    rb"(?:\n--- ([^\n]*)\n\+\+\+ ([^\n]*))?(?=\n)")
-_EMPTY = re.compile(rb"\n(?=\n|\Z)")
 _HUNKS = re.compile(rb"\n@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-_BODY_START = re.compile(rb"\n([ +\-\\@])")
-
-
-def _empty_lines(region: bytes) -> int:
-    if region.count(b"\n\n") == 0:  # the usual case: no empty context line at all
-        return 1 if region.endswith(b"\n") else 0
-    return len(_EMPTY.findall(region))
+_BODY_START = re.compile(rb"\n(?=([ +\-\\@\n]))")
 
 
 def _clean(region: bytes, files: list[tuple[bytes, bytes, bytes, bytes]]) -> bool:
@@ -51,21 +44,44 @@ def _clean(region: bytes, files: list[tuple[bytes, bytes, bytes, bytes]]) -> boo
     total = region.count(b"\n")
     # The first byte of every body line in one C-level pass (faster than five counts
     # of two-byte needles), counted by kind.
+    # An empty line is a "\n" right before the next one (or the end): the lookahead
+    # counts each of "\n\n\n"'s two.
     firsts = b"".join(_BODY_START.findall(region))
-    context, minus, plus, marks, ats = (firsts.count(c) for c in (b" ", b"-", b"+", b"\\", b"@"))
+    context, minus, plus, marks, ats, empty = (
+        firsts.count(c) for c in (b" ", b"-", b"+", b"\\", b"@", b"\n"))
+    empty += region.endswith(b"\n")
     # every "\ndiff --git " starts a match of _FILE: nothing a match takes holds one
     gits, binary = len(files), region.count(b"\nBinary files ")
-    empty = _empty_lines(region)
     ext = b"".join([f[1] for f in files]).count(b"\n")  # extended headers in header blocks
     if context + minus + plus + marks + ats + gits + binary + ext + empty != total:
         return False  # garbage, binary data, CRLF, a preamble: read line by line
     heads = _HUNKS.findall(region)
     if len(heads) != ats:
         return False
-    pairs = sum(1 for f in files if f[2])
-    old = sum(int(b) if b else 1 for b, _ in heads)
-    new = sum(int(d) if d else 1 for _, d in heads)
+    pairs = len(files) - [f[2] for f in files].count(b"")
+    from operator import itemgetter
+
+    old = _line_total(list(map(itemgetter(0), heads)))
+    new = _line_total(list(map(itemgetter(1), heads)))
     return old == context + empty + minus - pairs and new == context + empty + plus - pairs
+
+
+def _line_total(counts: list[bytes]) -> int:
+    """The sum of hunk-header line counts, an omitted count (b"") being 1."""
+    return sum(map(int, b" ".join(counts).split())) + counts.count(b"")
+
+
+def _plain_names(names: list[bytes]) -> list[str] | None:
+    """The names decoded, when every one is already normal as ``normalize`` would
+    judge it (non-empty, relative, no ``.`` component, no doubled or trailing slash);
+    else None.  Names come from header lines, so none holds a newline."""
+    from ballot_guard.patchnames import FS_ENCODING, FS_ERRORS
+
+    text = b"\n".join(names).decode(FS_ENCODING, FS_ERRORS)
+    if not text or text[0] in "./" or text[-1] in "/\n" or "\n\n" in text or "\0" in text \
+            or "/." in text or "//" in text or "\n." in text or "\n/" in text or "/\n" in text:
+        return None
+    return text.split("\n")
 
 
 _MODES = {m.encode(): m for m in ("100644", "100755", "120000", "160000")}
@@ -131,6 +147,15 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
     files = _FILE.findall(region + b"\n")  # the "\\n" closes the last line
     if not _clean(region, files):
         return None
+    from itertools import repeat, starmap
+
+    shapes = list(starmap(_simple, files))
+    if None not in shapes:  # the usual case: every section has a common shape
+        paths = _plain_names([shape[0] for shape in shapes])
+        if paths is not None:
+            return list(map(tuple.__new__, repeat(FileChange), [
+                (status, path, None, old_mode, new_mode)
+                for path, (_, status, old_mode, new_mode) in zip(paths, shapes)]))
     changes: list[FileChange] = []
     append = changes.append
     starts: list[int] = []
@@ -138,7 +163,7 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
     new_tuple = tuple.__new__
     try:
         for i, groups in enumerate(files):
-            shape = _simple(*groups)
+            shape = shapes[i]
             if shape is not None:
                 name, status, old_mode, new_mode = shape
                 append(new_tuple(FileChange, (status, normalize(name, lineno=0), None,

@@ -184,6 +184,18 @@ def _normal_and_folded(paths: tuple[str, ...]) -> tuple[list[str], list[str]]:
     return norms, [n.casefold() for n in norms]
 
 
+def _all_unjudged(judge: Judge, keys: list[str],
+                  oracle_match: Callable[[str], object] | None) -> bool:
+    """Whether no key is oracle or a table file (C-level passes, no Python step per key)."""
+    from operator import methodcaller
+
+    if not judge.files.isdisjoint(keys) or not judge.table_files.isdisjoint(keys) \
+            or not frozenset(judge.dirs).isdisjoint(keys) \
+            or any(map(methodcaller("startswith", judge._dir_prefixes), keys)):
+        return False
+    return oracle_match is None or not any(map(oracle_match, keys))
+
+
 class Classified(NamedTuple):
     oracle: tuple[str, ...]
     behavior: tuple[str, ...]
@@ -217,7 +229,20 @@ def classify(root: str, config: Config, change: Change, old: Snapshot,
     oracle_match = judge._oracle_spec.matcher() if judge._oracle_spec else None
     neutral_match = judge._neutral_spec.matcher() if judge._neutral_spec else None
     paths = change.paths()
-    for path, norm, key in zip(paths, *_normal_and_folded(paths)):
+    norms, keys = _normal_and_folded(paths)
+    if _all_unjudged(judge, keys, oracle_match):
+        # the usual large change: no oracle path, no table file; sorted in bulk
+        if neutral_match is None:
+            behavior = list(paths)
+        else:
+            from itertools import compress
+            from operator import not_
+
+            flags = list(map(neutral_match, norms))
+            neutral = list(compress(paths, flags))
+            behavior = list(compress(paths, map(not_, flags)))
+        paths = ()
+    for path, norm, key in zip(paths, norms, keys):
         if key in files or key in dirs or key.startswith(prefixes) or (
                 oracle_match is not None and oracle_match(key)):
             oracle.append(path)
@@ -239,7 +264,10 @@ def classify(root: str, config: Config, change: Change, old: Snapshot,
             neutral.append(path)
         else:
             behavior.append(path)
-    if not HOOK_FILES.isdisjoint([p.rpartition("/")[2] for p in (*behavior, *neutral)]):
+    from operator import itemgetter, methodcaller
+
+    if not HOOK_FILES.isdisjoint(map(itemgetter(2), map(methodcaller("rpartition", "/"),
+                                                         (*behavior, *neutral)))):
         # rare: a file named like a git hook; ask git where the hooks live
         hooks = tracked_hooks_dir(root)
         if hooks is not None:

@@ -62,8 +62,12 @@ def _numstat_paths(out: bytes, known: set[str] | frozenset[str]) -> list[str]:
     if whole is None or whole.end() != len(text):
         bad = text[whole.end() if whole else 0:]
         raise PatchError(f"unexpected git apply --numstat output {bad[:80]!r}")
-    return [path if path in known else normalize(os.fsencode(path), lineno=0)
-            for path in _RECORD_PATH.findall(text)]
+    paths = _RECORD_PATH.findall(text)
+    unknown = set(paths).difference(known)
+    if not unknown:
+        return paths  # every one already read (and normalised) by our own reading
+    return [path if path not in unknown else normalize(os.fsencode(path), lineno=0)
+            for path in paths]
 
 
 def numstat(root: str, data: bytes, known: set[str] | frozenset[str] = frozenset()) -> list[str]:
@@ -95,9 +99,15 @@ def files(root: str, data: bytes, p0: list[str] | None = None) -> tuple[FileChan
     if not scanned:
         raise PatchError("no diff found in the patch")
     out = _numstat_out(res)
+    from operator import itemgetter
+
     result = list(scanned)
-    seen = {p for f in scanned for p in (f.path, f.old_path) if p is not None}
-    for path in _numstat_paths(out, seen):
+    seen = set(map(itemgetter(1), scanned)) | set(map(itemgetter(2), scanned))
+    seen.discard(None)  # type: ignore[arg-type]
+    gits = _numstat_paths(out, seen)
+    if seen.issuperset(gits):
+        return tuple(result)  # the usual case: git found nothing we had not
+    for path in gits:
         if path not in seen:
             seen.add(path)
             result.append(FileChange("M", path))
