@@ -75,8 +75,13 @@ def discover(tree: str, config: Config, only: Sequence[str] = (),
 
 
 def check_digest(root: str, config: Config, rev: str | None, known: Known,
-                 out: IO[str]) -> bool:
-    """Verify the pin; print the drift and return False when nobody may vote."""
+                 out: IO[str], tree: str | None = None) -> bool:
+    """Verify the pin; print the drift and return False when nobody may vote.
+
+    ``tree`` (the checkout the vote runs in; default ``root``) is also searched
+    for fixture links that lead out of the oracle: the pin covers a link's
+    target string, not what it leads to, so with one nobody votes either."""
+    from ballot_guard import oracle_links
     from ballot_guard.pin import check_pin
 
     pc = check_pin(root, config, rev=rev)
@@ -88,7 +93,30 @@ def check_digest(root: str, config: Config, rev: str | None, known: Known,
         print(problem if "nobody votes" in problem else f"{problem}; nobody votes", file=out)
         for line in pc.details:
             print(f"  {line}", file=out)
-    return pc.ok
+        return False
+    escapes = oracle_links.find(tree if tree is not None else root, config).fixtures
+    if escapes:
+        known.digest["ok"] = False
+        print("the pin cannot cover what a fixture link leads to; nobody votes:", file=out)
+        for e in escapes:
+            print(f"  {oracle_links.describe(e)}", file=out)
+        print(f"  next: replace each link with the file it leads to, re-pin "
+              f"(`ballot-guard digest --pin`) and commit the fixtures with "
+              f"{config.digest_file} in a reviewed commit", file=out)
+        return False
+    return True
+
+
+def check_judge_links(tree: str, config: Config) -> None:
+    """CannotJudge when a property or pytest config file is a link out of the oracle."""
+    from ballot_guard import oracle_links
+
+    escapes = oracle_links.find(tree, config).judge
+    if escapes:
+        raise CannotJudge(
+            "; ".join(oracle_links.describe(e) for e in escapes)
+            + ": a behaviour edit there would rewrite the judge; replace the link with the "
+            "file in a reviewed commit")
 
 
 def is_dirty(root: str) -> bool:
@@ -257,10 +285,11 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
         except CannotJudge as exc:
             runner_problem = exc
         known.dirty = rev is None and is_dirty(top)
-        if not check_digest(top, config, rev, known, out):
+        if not check_digest(top, config, rev, known, out, tree):
             return DRIFT
         if runner_problem is not None:
             raise runner_problem
+        check_judge_links(tree, config)
         info = stage.start()
         known.python, known.pytest = info.python, info.pytest
         freeze_path = os.path.join(tree, config.freeze_file)

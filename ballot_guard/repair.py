@@ -17,7 +17,7 @@ from ballot_guard.ballot import Ballot, decide
 from ballot_guard.config import load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN, DRIFT
-from ballot_guard.gate import Stage, check_digest, discover, seed_or_new
+from ballot_guard.gate import Stage, check_digest, check_judge_links, discover, seed_or_new
 from ballot_guard.report import print_report
 from ballot_guard.scorecard import Known
 from ballot_guard.state import state_dir, utc_now
@@ -39,6 +39,7 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
     out = sys.stdout
     if not check_digest(top, config, None, known, out):
         return DRIFT
+    check_judge_links(top, config)
     assert known.seed is not None
     with Stage(top, top, config, rev=None, seed=known.seed, jobs=1, environ=environ) as stage:
         info = stage.start()

@@ -335,3 +335,47 @@ def test_the_project_still_imports_its_own_modules_from_the_root(project: Repo) 
     make_project(project, {"cap": "import billing\ndef test_cap():\n    assert billing.CAP == 3\n"})
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
+
+
+def test_a_fixture_link_out_of_the_oracle_stops_every_vote(project: Repo,
+                                                           tmp_path: Path) -> None:
+    """A link already in the pack (before adoption, or past a skipped hook): the pin
+    covers its target string, not the file it leads to, so nobody votes."""
+    log = tmp_path / "runs.log"
+    project.write("src/data.json", '{"retries": 3}\n')
+    project.symlink("fixtures/live.json", "../src/data.json")
+    make_project(project, {"counts": counting(log)})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 2, res.out + res.err
+    assert "fixtures/live.json is a symlink to '../src/data.json'" in res.out
+    assert "nobody votes" in res.out and not log.exists()
+    assert scorecard(project)["digest"]["ok"] is False
+    assert run_cli(["gate", "--rev", "HEAD"], project.path).code == 2
+
+
+def test_a_property_link_out_of_the_oracle_cannot_be_judged(project: Repo,
+                                                           tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    project.write("src/check.py", PASS)
+    project.symlink("properties/test_linked.py", "../src/check.py")
+    make_project(project, {"counts": counting(log)})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "properties/test_linked.py is a symlink to '../src/check.py'" in res.err
+    assert not log.exists()
+    project.symlink("conftest.py", "src/check.py")  # above the properties: the judge too
+    project.remove("properties/test_linked.py")
+    project.commit_all("conftest link")
+    res = run_cli(["gate", "--rev", "HEAD"], project.path)
+    assert res.code == 4 and "conftest.py is a symlink to 'src/check.py'" in res.err
+
+
+def test_links_inside_the_oracle_vote_as_usual(project: Repo) -> None:
+    project.write("fixtures/base.json", "{}\n")
+    project.symlink("fixtures/alias.json", "base.json")
+    project.write("properties/shared.py", PASS)
+    project.symlink("properties/test_shared.py", "shared.py")
+    make_project(project, {"ok": PASS})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    assert set(scorecard(project)["properties"]) == {"ok", "shared"}
