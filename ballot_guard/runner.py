@@ -110,11 +110,33 @@ def _counts(path: str) -> dict[str, int]:
     return {k: v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
+def _unfinished_pass(raw: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(outcome, why) when pytest said 0 but the session does not show every test
+    checked: no session end recorded (``os._exit`` from the code under test), an
+    early end (``pytest.exit``), a test that skipped or xfailed itself while
+    running, or nothing run at all.  None: a real pass."""
+    if not raw:
+        return "error", ("the run ended without finishing its pytest session (os._exit or "
+                         "a crash in the code under test), though its exit code was 0")
+    if raw.get("complete") is False:
+        return "error", ("the pytest session ended before every collected test ran "
+                         "(pytest.exit?), though its exit code was 0")
+    if raw.get("dodged"):
+        return "fail", (f"{raw['dodged']} test(s) skipped or xfailed themselves while running "
+                        "(not by a mark in the property file): a property must check")
+    if not raw.get("passed"):
+        return "error", "no test passed: every test was skipped"
+    return None
+
+
 def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_out: bool,
             seconds: float, timeout: float) -> Run:
     outcome = outcome_of(exit_code, timed_out)
     counts = _counts(req["result"])
-    if timed_out:
+    unfinished = _unfinished_pass(_counts_raw(req["result"])) if outcome == "pass" else None
+    if unfinished is not None:
+        outcome, detail = unfinished
+    elif timed_out:
         detail = f"killed after the {timeout:g} s timeout"
     elif sig is not None:
         detail = f"the run died on signal {sig}"

@@ -90,7 +90,10 @@ class _Plugin:
         self.home = home
         self.result = result
         self.hold = hold
-        self.counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "collected": 0}
+        self.counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "collected": 0,
+                       "dodged": 0}
+        self.done: set[str] = set()  # items with an outcome: a call report, or a setup skip
+        self.marked: set[str] = set()  # items whose skip or xfail the property file declares
 
     def pytest_configure(self, config: Any) -> None:
         # Runs after Hypothesis's own pytest_configure (trylast), so a
@@ -107,19 +110,31 @@ class _Plugin:
 
     def pytest_collection_modifyitems(self, items: list[Any]) -> None:
         self.counts["collected"] = len(items)
+        for item in items:  # a skip or xfail written as a mark is the oracle's own choice
+            if any(item.iter_markers(name)
+                   for name in ("skip", "skipif", "xfail")):
+                self.marked.add(item.nodeid)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         if report.when == "call":
             key = "passed" if report.passed else "failed" if report.failed else "skipped"
             self.counts[key] += 1
+            self.done.add(report.nodeid)
         elif report.failed:
             self.counts["errors"] += 1
+            self.done.add(report.nodeid)
         elif report.skipped and report.when == "setup":
             self.counts["skipped"] += 1
+            self.done.add(report.nodeid)
+        if report.skipped and report.nodeid not in self.marked:
+            # pytest.skip() or pytest.xfail() raised while running (from a fixture or the
+            # code under test), not declared by a mark: the check did not happen
+            self.counts["dodged"] += 1
 
     def pytest_sessionfinish(self) -> None:
         data: dict[str, Any] = dict(self.counts)
         data["early"] = self.hold.early
+        data["complete"] = len(self.done) >= self.counts["collected"]
         tmp = self.result + ".tmp"
         with open(tmp, "w") as f:
             json.dump(data, f)

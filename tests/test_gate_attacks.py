@@ -1,0 +1,62 @@
+"""Attacks on the gate's count: behaviour code that makes a run look like a pass.
+
+The property is honest (the oracle); the code under test, which a behaviour
+patch may change freely, tries to end the run early with exit 0, or to skip or
+xfail the check while it runs.  None of these may vote pass.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.gate_support import PASS, _shared_pycache, make_project, project, scorecard
+from tests.helpers import Repo, run_cli
+
+__all__ = ["_shared_pycache", "project"]
+
+PROPERTY = (
+    "import sys, pathlib\n"
+    "sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / 'src'))\n"
+    "import billing\n"
+    "def test_retry_cap():\n"
+    "    assert billing.max_attempts() == 3\n"
+)
+
+DODGES = {
+    "os._exit": "import os\ndef max_attempts():\n    os._exit(0)\n",
+    "pytest.exit": "import pytest\ndef max_attempts():\n    pytest.exit('done', returncode=0)\n",
+    "pytest.skip": "import pytest\ndef max_attempts():\n    pytest.skip('not today')\n",
+    "pytest.xfail": "import pytest\ndef max_attempts():\n    pytest.xfail('known')\n",
+    "skip at import": "import pytest\npytest.skip('no', allow_module_level=True)\n",
+}
+
+
+@pytest.mark.parametrize("dodge", sorted(DODGES))
+def test_code_under_test_cannot_fake_a_pass(project: Repo, dodge: str) -> None:
+    project.write("src/billing.py", "def max_attempts():\n    return 4\n")  # the real bug
+    make_project(project, {"retry": PROPERTY})
+    assert run_cli(["gate"], project.path).code == 1  # honest code: a stable failure
+    project.write("src/billing.py", DODGES[dodge])
+    project.commit_all(f"behaviour: {dodge}")
+    res = run_cli(["gate"], project.path)
+    assert res.code in (1, 4), res.out + res.err
+    ballot = scorecard(project)["properties"]["retry"]
+    assert ballot["ballot"] in ("fail", "error")
+    assert all(r["outcome"] != "pass" for r in ballot["runs"])
+
+
+def test_a_skip_declared_by_a_mark_still_lets_the_rest_vote(project: Repo) -> None:
+    marked = (PASS + "import pytest\n@pytest.mark.skip(reason='not on this platform')\n"
+              "def test_elsewhere():\n    assert False\n"
+              "@pytest.mark.xfail(reason='known', strict=False)\n"
+              "def test_known():\n    assert False\n")
+    make_project(project, {"marked": marked})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+
+
+def test_only_marked_skips_is_not_a_pass(project: Repo) -> None:
+    make_project(project, {"idle": "import pytest\n@pytest.mark.skip(reason='later')\n"
+                                   "def test_later():\n    assert False\n"})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "no test passed" in res.out
