@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from ballot_guard import git
+from ballot_guard import git, oracle_watch
 from ballot_guard.ballot import Ballot, decide, exit_code
 from ballot_guard.config import Config, load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
@@ -105,6 +105,14 @@ def check_digest(root: str, config: Config, rev: str | None, known: Known,
               f"{config.digest_file} in a reviewed commit", file=out)
         return False
     return True
+
+
+def oracle_moved_message(moved: Sequence[str]) -> str:
+    shown = ", ".join(moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
+    return (f"the oracle changed while it voted ({shown}): a run wrote into the properties, "
+            "the fixtures or the pytest config, so the runs did not see identical inputs and "
+            "these ballots do not count (exit 4); nothing was recorded. Find what writes "
+            "there (`git status`), restore it, and vote again")
 
 
 def check_judge_links(tree: str, config: Config) -> None:
@@ -296,10 +304,12 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
         frozen = set(freeze.load(freeze_path).frozen)
         active = [v for v in voters if v.name not in frozen]
         progress = Progress(sum(v.repeats for v in active))
+        before = oracle_watch.signature(tree, config)
         try:
             runs = stage.run_all(active, lambda name, run: progress.step(name, run.outcome))
         finally:
             progress.close()
+        moved = oracle_watch.changed(before, oracle_watch.signature(tree, config))
     ballots = [Ballot(v.name, "frozen", v.repeats) if v.name in frozen
                else Ballot(v.name, decide(runs[v.name]), v.repeats, tuple(runs[v.name]))
                for v in voters]
@@ -311,6 +321,9 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
     header = (f"ballot-guard gate: {where}; python {info.python} (pytest {info.pytest}{extras}); "
               f"seed {known.seed}")
     print_report(ballots, seed=known.seed, header=header, stream=out, environ=environ)
+    if moved:
+        print(oracle_moved_message(moved), file=out)
+        return CANNOT_JUDGE
     new = [b for b in ballots if b.ballot == "freeze"]
     if new or rev is not None:
         record_freezes(top, config, new, known, freeze_path if rev is not None else None, out)

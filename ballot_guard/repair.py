@@ -12,12 +12,13 @@ import os
 import sys
 from typing import Mapping
 
-from ballot_guard import freeze, git
+from ballot_guard import freeze, git, oracle_watch
 from ballot_guard.ballot import Ballot, decide
 from ballot_guard.config import load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN, DRIFT
-from ballot_guard.gate import Stage, check_digest, check_judge_links, discover, seed_or_new
+from ballot_guard.gate import (Stage, check_digest, check_judge_links, discover,
+                                oracle_moved_message, seed_or_new)
 from ballot_guard.report import print_report
 from ballot_guard.scorecard import Known
 from ballot_guard.state import state_dir, utc_now
@@ -43,10 +44,15 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
     assert known.seed is not None
     with Stage(top, top, config, rev=None, seed=known.seed, jobs=1, environ=environ) as stage:
         info = stage.start()
+        before = oracle_watch.signature(top, config)
         runs = stage.run_all([voter])[name]
+        moved = oracle_watch.changed(before, oracle_watch.signature(top, config))
     ballot = Ballot(name, decide(runs), voter.repeats, tuple(runs))
     print_report([ballot], seed=known.seed, stream=out, environ=environ,
                  header=f"ballot-guard unfreeze {name}: python {info.python}; seed {known.seed}")
+    if moved:
+        print(oracle_moved_message(moved), file=out)
+        return CANNOT_JUDGE
     if ballot.ballot == "error":
         print(f"unfreeze refused: the runner broke while running {name}", file=out)
         return CANNOT_JUDGE

@@ -59,6 +59,7 @@ def run_env(environ: Mapping[str, str] | None, *, seed: int, pycache: str | None
     env = dict(os.environ if environ is None else environ)
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONOPTIMIZE", None)  # -O would strip the asserts of unrewritten helpers
     env["PYTHONHASHSEED"] = str(seed % 4294967296)
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = pycache

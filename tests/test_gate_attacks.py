@@ -60,3 +60,37 @@ def test_only_marked_skips_is_not_a_pass(project: Repo) -> None:
     res = run_cli(["gate"], project.path)
     assert res.code == 4, res.out + res.err
     assert "no test passed" in res.out
+
+
+WRITERS = {
+    "a fixture": ("fixtures/cases.json", '{"retries": 4}\n'),
+    "a new fixture": ("fixtures/extra.json", "{}\n"),
+    "the property": ("properties/test_retry.py", "def test_retry_cap():\n    pass\n"),
+    "a conftest": ("conftest.py", "# rewritten\n"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(WRITERS))
+def test_code_under_test_that_writes_into_the_oracle_voids_the_vote(project: Repo,
+                                                                  what: str) -> None:
+    """Run 1 fails honestly and rewrites the judge for run 2: the vote does not count
+    (4), and nothing is recorded in the freeze file."""
+    rel, text = WRITERS[what]
+    project.write("src/billing.py", (
+        "import pathlib\n"
+        f"TARGET = pathlib.Path(__file__).resolve().parent.parent / {rel!r}\n"
+        "def max_attempts():\n"
+        f"    TARGET.write_text({text!r})\n"
+        "    return 4\n"))
+    make_project(project, {"retry": PROPERTY})
+    for args in (["gate"], ["gate", "--rev", "HEAD"]):
+        project.git("checkout", "-q", "--", ".")
+        project.git("clean", "-qfd", "--", "fixtures", "properties")
+        if (project.path / "conftest.py").exists():
+            (project.path / "conftest.py").unlink()
+        res = run_cli(args, project.path)
+        assert res.code == 4, (args, res.out + res.err)
+        assert "the oracle changed while it voted" in res.out
+        assert rel in res.out
+        assert scorecard(project)["exit"] == 4
+        assert not (project.path / "freeze_set.json").exists()
