@@ -113,12 +113,17 @@ def _counts(path: str) -> dict[str, int]:
 
 def _unfinished_pass(raw: Mapping[str, Any]) -> tuple[str, str] | None:
     """(outcome, why) when pytest said 0 but the session does not show every test
-    checked: no session end recorded (``os._exit`` from the code under test), an
-    early end (``pytest.exit``), a test that skipped or xfailed itself while
-    running, or nothing run at all.  None: a real pass."""
+    checked: no session end recorded (``os._exit`` from the code under test),
+    pytest's or Hypothesis's machinery replaced while it ran, an early end
+    (``pytest.exit``), a test that skipped or xfailed itself while running, or
+    nothing run at all.  None: a real pass."""
     if not raw:
         return "error", ("the run ended without finishing its pytest session (os._exit or "
                          "a crash in the code under test), though its exit code was 0")
+    if raw.get("replaced"):
+        names = ", ".join(str(n) for n in raw["replaced"][:4])
+        return "error", (f"the code under test replaced the test machinery ({names}) while "
+                         "it ran: its outcome cannot be trusted")
     if raw.get("complete") is False:
         return "error", ("the pytest session ended before every collected test ran "
                          "(pytest.exit?), though its exit code was 0")

@@ -83,13 +83,50 @@ def describe() -> dict[str, Any]:
     return info
 
 
+# What decides a test's outcome: the code under test runs in the same process and
+# could replace one of these to make a failing check report a pass.  They are
+# noted before pytest starts (before any project code) and compared at the end.
+MACHINERY = (
+    "_pytest.python:Function.runtest", "_pytest.python:pytest_pyfunc_call",
+    "_pytest.runner:call_and_report", "_pytest.runner:runtestprotocol",
+    "_pytest.runner:call_runtest_hook", "_pytest.runner:CallInfo.from_call",
+    "_pytest.runner:pytest_runtest_makereport", "_pytest.runner:pytest_runtest_call",
+    "_pytest.reports:TestReport.from_item_and_call", "_pytest.reports:TestReport.__init__",
+    "_pytest.main:pytest_runtestloop", "_pytest.skipping:pytest_runtest_makereport",
+    "_pytest.outcomes:fail", "_pytest.outcomes:skip", "_pytest.outcomes:exit",
+    "pluggy._callers:_multicall", "pluggy._hooks:HookCaller.__call__",
+    "pluggy._manager:PluginManager._hookexec",
+    "hypothesis:given", "hypothesis.core:given", "hypothesis.core:settings",
+    "hypothesis.core:StateForActualGivenExecution.execute_once",
+    "hypothesis.core:StateForActualGivenExecution.run_engine",
+)
+
+
+def _resolve(spec: str) -> Any:
+    module, _, attrs = spec.partition(":")
+    obj: Any = sys.modules.get(module)
+    for attr in attrs.split("."):
+        if obj is None:
+            return None
+        obj = obj.__dict__.get(attr) if hasattr(obj, "__dict__") else None
+    return obj
+
+
+def machinery() -> dict[str, Any]:
+    """The objects of ``MACHINERY`` that exist in this process now."""
+    found = {spec: _resolve(spec) for spec in MACHINERY}
+    return {spec: obj for spec, obj in found.items() if obj is not None}
+
+
 class _Plugin:
     """Our pytest plugin: isolate Hypothesis's database, count the outcomes."""
 
-    def __init__(self, home: str, result: str, hold: _Hold) -> None:
+    def __init__(self, home: str, result: str, hold: _Hold,
+                 noted: dict[str, Any] | None = None) -> None:
         self.home = home
         self.result = result
         self.hold = hold
+        self.noted = noted or {}
         self.counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "collected": 0,
                        "dodged": 0}
         self.done: set[str] = set()  # items with an outcome: a call report, or a setup skip
@@ -135,6 +172,7 @@ class _Plugin:
         data: dict[str, Any] = dict(self.counts)
         data["early"] = self.hold.early
         data["complete"] = len(self.done) >= self.counts["collected"]
+        data["replaced"] = [spec for spec, obj in self.noted.items() if _resolve(spec) is not obj]
         tmp = self.result + ".tmp"
         with open(tmp, "w") as f:
             json.dump(data, f)
@@ -238,7 +276,8 @@ def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
     import pytest
 
     _mark(pytest)
-    code = pytest.main(list(req["args"]), plugins=[hold, _Plugin(req["home"], req["result"], hold)])
+    plugin = _Plugin(req["home"], req["result"], hold, machinery())
+    code = pytest.main(list(req["args"]), plugins=[hold, plugin])
     return int(code)
 
 

@@ -27,6 +27,17 @@ DODGES = {
     "pytest.skip": "import pytest\ndef max_attempts():\n    pytest.skip('not today')\n",
     "pytest.xfail": "import pytest\ndef max_attempts():\n    pytest.xfail('known')\n",
     "skip at import": "import pytest\npytest.skip('no', allow_module_level=True)\n",
+    "runtest replaced": ("import _pytest.python\n"
+                         "_pytest.python.Function.runtest = lambda self: None\n"
+                         "def max_attempts():\n    return 4\n"),
+    "report rewritten": ("import _pytest.reports\n"
+                         "_make = _pytest.reports.TestReport.from_item_and_call\n"
+                         "def _passed(cls, item, call):\n"
+                         "    r = _make.__func__(cls, item, call)\n"
+                         "    r.outcome, r.longrepr = 'passed', None\n"
+                         "    return r\n"
+                         "_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)\n"
+                         "def max_attempts():\n    return 4\n"),
 }
 
 
@@ -94,3 +105,18 @@ def test_code_under_test_that_writes_into_the_oracle_voids_the_vote(project: Rep
         assert rel in res.out
         assert scorecard(project)["exit"] == 4
         assert not (project.path / "freeze_set.json").exists()
+
+
+def test_hypothesis_given_replaced_by_the_code_under_test_is_caught(project: Repo) -> None:
+    project.write("src/billing.py", (
+        "import hypothesis\n"
+        "hypothesis.given = lambda *a, **k: (lambda f: (lambda: None))\n"
+        "def max_attempts():\n    return 4\n"))
+    head = PROPERTY.split("def test_retry_cap")[0]
+    prop = (head + "from hypothesis import given, strategies as st\n"
+            "@given(st.integers())\ndef test_any(n):\n    assert billing.max_attempts() == 3\n")
+    make_project(project, {"retry": prop})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "replaced the test machinery (hypothesis:given)" in res.out
+    assert scorecard(project)["properties"]["retry"]["ballot"] == "error"
