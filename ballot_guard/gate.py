@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from ballot_guard import git, oracle_watch
+from ballot_guard import git, oracle_watch, plugin_rule
 from ballot_guard.ballot import Ballot, decide, exit_code
 from ballot_guard.config import Config, load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
@@ -310,6 +310,7 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
         finally:
             progress.close()
         moved = oracle_watch.changed(before, oracle_watch.signature(tree, config))
+    runs = plugin_rule.judge_runs(runs, (tree, top), config, tree)
     ballots = [Ballot(v.name, "frozen", v.repeats) if v.name in frozen
                else Ballot(v.name, decide(runs[v.name]), v.repeats, tuple(runs[v.name]))
                for v in voters]

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Mapping
 
-from ballot_guard import freeze, git, oracle_watch
+from ballot_guard import freeze, git, oracle_watch, plugin_rule
 from ballot_guard.ballot import Ballot, decide
 from ballot_guard.config import load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
@@ -47,6 +47,7 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
         before = oracle_watch.signature(top, config)
         runs = stage.run_all([voter])[name]
         moved = oracle_watch.changed(before, oracle_watch.signature(top, config))
+    runs = plugin_rule.judge_runs({name: runs}, (top,), config, top)[name]
     ballot = Ballot(name, decide(runs), voter.repeats, tuple(runs))
     print_report([ballot], seed=known.seed, stream=out, environ=environ,
                  header=f"ballot-guard unfreeze {name}: python {info.python}; seed {known.seed}")

@@ -37,6 +37,7 @@ class Run:
     failed: int = 0
     detail: str = ""          # why an error/timeout happened, in one line
     output: str = ""          # the tail of the run's output, kept for failures
+    plugins: tuple[str, ...] = ()  # pytest plugins that may be project code (real paths)
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
@@ -155,9 +156,11 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
         detail = f"the runner crashed (exit {exit_code})"
     else:
         detail = ""
+    plugins = _counts_raw(req["result"]).get("plugins")
     return Run(outcome, exit_code, seconds, counts.get("passed", 0),
                counts.get("failed", 0) + counts.get("errors", 0), detail,
-               "" if outcome == "pass" else _tail(req["log"]))
+               "" if outcome == "pass" else _tail(req["log"]),
+               tuple(str(p) for p in plugins) if isinstance(plugins, list) else ())
 
 
 class _Zygote:

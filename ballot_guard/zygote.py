@@ -118,6 +118,60 @@ def machinery() -> dict[str, Any]:
     return {spec: obj for spec, obj in found.items() if obj is not None}
 
 
+def _installed(path: str) -> bool:
+    """Whether ``path`` lies in the interpreter's own installation (site-packages)."""
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        real = os.path.realpath(prefix)
+        if path == real or path.startswith(real + os.sep):
+            return True
+    return False
+
+
+def _source_url(dist: Any) -> str | None:
+    """The local directory a distribution was installed from (PEP 610), if any."""
+    try:
+        text = dist.read_text("direct_url.json")
+        url = json.loads(text).get("url", "") if text else ""
+    except Exception:  # noqa: BLE001
+        return None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    from urllib.parse import unquote, urlparse
+
+    return os.path.realpath(unquote(urlparse(url).path))
+
+
+def plugin_files(pm: Any) -> list[str]:
+    """Every loaded pytest plugin that may be the project's own code, as real paths:
+    plugin modules outside the interpreter's installation (conftests, ``-p``
+    modules, editable installs), and, for plugins installed from a local
+    directory (``pip install .``), that directory prefixed with ``dist:``.
+    The parent judges which of them lie in the repository outside the oracle."""
+    found: set[str] = set()
+    for _name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
+        module = plugin if hasattr(plugin, "__file__") and not isinstance(plugin, type) \
+            else sys.modules.get(getattr(type(plugin), "__module__", ""))
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str):
+            real = os.path.realpath(path)
+            if not _installed(real):
+                found.add(real)
+    try:
+        from importlib.metadata import entry_points
+        eps = entry_points(group="pytest11")
+    except Exception:  # noqa: BLE001
+        eps = ()
+    for ep in eps:
+        if pm.get_plugin(ep.name) is None:
+            continue
+        where = _source_url(getattr(ep, "dist", None))
+        if where is not None:
+            found.add(f"dist:{where}")
+    return sorted(found)
+
+
 class _Plugin:
     """Our pytest plugin: isolate Hypothesis's database, count the outcomes."""
 
@@ -168,8 +222,12 @@ class _Plugin:
             # code under test), not declared by a mark: the check did not happen
             self.counts["dodged"] += 1
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: Any) -> None:
         data: dict[str, Any] = dict(self.counts)
+        try:
+            data["plugins"] = plugin_files(session.config.pluginmanager)
+        except Exception as exc:  # noqa: BLE001 - reported, judged by the parent
+            data["plugins"] = [f"?{type(exc).__name__}: {exc}"]
         data["early"] = self.hold.early
         data["complete"] = len(self.done) >= self.counts["collected"]
         data["replaced"] = [spec for spec, obj in self.noted.items() if _resolve(spec) is not obj]

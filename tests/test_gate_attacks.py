@@ -6,6 +6,8 @@ xfail the check while it runs.  None of these may vote pass.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.gate_support import PASS, _shared_pycache, make_project, project, scorecard
@@ -120,3 +122,56 @@ def test_hypothesis_given_replaced_by_the_code_under_test_is_caught(project: Rep
     assert res.code == 4, res.out + res.err
     assert "replaced the test machinery (hypothesis:given)" in res.out
     assert scorecard(project)["properties"]["retry"]["ballot"] == "error"
+
+
+HOOK = ("import pytest\n"
+        "@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n"
+        "    report = outcome.get_result()\n"
+        "    report.outcome, report.longrepr = 'passed', None\n")
+
+
+def test_a_behaviour_module_loaded_as_a_plugin_cannot_judge(project: Repo) -> None:
+    """The oracle's config loads a plugin that lives in behaviour space: a behaviour
+    patch turns it into a hook that reports every failure as a pass."""
+    project.write("src/billing.py", "def max_attempts():\n    return 4\n")
+    project.write("src/pytest_helpers.py", HOOK)
+    table = '\n[tool.pytest.ini_options]\naddopts = "-p pytest_helpers"\npythonpath = ["src"]\n'
+    make_project(project, {"retry": PROPERTY}, table=table)
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "pytest loaded src/pytest_helpers.py as a plugin" in res.out
+    # named by the oracle (oracle_paths), the same module judges: here, wrongly, but
+    # then changing it is an oracle change that scope blocks from behaviour patches
+    make_project(project, {"retry": PROPERTY},
+                 table='oracle_paths = ["src/pytest_helpers.py"]\n' + table)
+    assert run_cli(["gate"], project.path).code == 0
+
+
+def test_an_editable_install_of_the_project_with_a_plugin_cannot_judge(project: Repo,
+                                                                      tmp_path: Path) -> None:
+    """The project's own pytest11 entry point, installed in develop mode: its hooks
+    are behaviour code that every pytest session loads."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
+                           "('purelib'))"], check=True, capture_output=True, text=True)
+    purelib = Path(site.stdout.strip())
+    dist = purelib / "billing_plugin-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: billing-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nbilling = pytest_helpers\n")
+    (purelib / "billing_plugin.pth").write_text(str(project.path / "src") + "\n")
+    (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")  # pytest
+    project.write("src/billing.py", "def max_attempts():\n    return 4\n")
+    project.write("src/pytest_helpers.py", HOOK)
+    make_project(project, {"retry": PROPERTY}, python=str(python))
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "pytest loaded src/pytest_helpers.py as a plugin" in res.out

@@ -159,7 +159,9 @@ def test_no_project_code_of_one_run_overlaps_another(project: Repo, tmp_path: Pa
             f"    with open({str(log)!r}, 'a') as f:\n"
             "        f.write(f'end {os.getpid()}\\n')\n")
     early = where == "addopts-plugin"
-    table = ('\n[tool.pytest.ini_options]\naddopts = "-p localplug"\n' if early else "")
+    # a plugin module of the project judges only when the oracle names it
+    table = ('oracle_paths = ["localplug.py"]\n'
+             '\n[tool.pytest.ini_options]\naddopts = "-p localplug"\n' if early else "")
     if where == "property-module":
         prop = logger + prop
     make_project(project, {"a": prop, "b": prop}, table="repeats = 3\n" + table, commit=False)
