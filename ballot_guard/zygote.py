@@ -158,15 +158,12 @@ def plugin_files(pm: Any) -> list[str]:
             real = os.path.realpath(path)
             if not _installed(real):
                 found.add(real)
-    try:
-        from importlib.metadata import entry_points
-        eps = entry_points(group="pytest11")
+    try:  # the plugins pytest loaded from entry points, with their distributions
+        loaded = pm.list_plugin_distinfo()
     except Exception:  # noqa: BLE001
-        eps = ()
-    for ep in eps:
-        if pm.get_plugin(ep.name) is None:
-            continue
-        where = _source_url(getattr(ep, "dist", None))
+        loaded = ()
+    for _plugin, dist in loaded:
+        where = _source_url(dist)
         if where is not None:
             found.add(f"dist:{where}")
     return sorted(found)

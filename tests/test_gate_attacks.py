@@ -175,3 +175,37 @@ def test_an_editable_install_of_the_project_with_a_plugin_cannot_judge(project: 
     res = run_cli(["gate"], project.path)
     assert res.code == 4, res.out + res.err
     assert "pytest loaded src/pytest_helpers.py as a plugin" in res.out
+
+
+def test_a_plugin_installed_from_the_repository_cannot_judge(project: Repo,
+                                                            tmp_path: Path) -> None:
+    """``pip install .`` copies the plugin into site-packages; PEP 610's direct_url.json
+    still says where it came from."""
+    import json
+    import subprocess
+    import sys
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
+                           "('purelib'))"], check=True, capture_output=True, text=True)
+    purelib = Path(site.stdout.strip())
+    dist = purelib / "billing_plugin-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: billing-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nbilling = billing_hooks\n")
+    (dist / "direct_url.json").write_text(json.dumps(
+        {"url": project.path.as_uri(), "dir_info": {}}))
+    (purelib / "billing_hooks.py").write_text(HOOK)
+    (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")  # pytest
+    project.write("src/billing.py", "def max_attempts():\n    return 4\n")
+    make_project(project, {"retry": PROPERTY}, python=str(python))
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "a plugin installed from this repository" in res.out
+    (dist / "direct_url.json").write_text(json.dumps(  # from elsewhere: a third-party tool
+        {"url": "https://example.com/billing_plugin-1.0.tar.gz", "archive_info": {}}))
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err  # its hook reports the failure as a pass
