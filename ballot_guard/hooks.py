@@ -30,8 +30,11 @@ def _under(path: str, folder: str) -> bool:
 def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
     from ballot_guard.scope import judge_staged, print_verdict
 
+    from ballot_guard.amend import amending
+
     env = dict(os.environ if environ is None else environ)
-    verdict = judge_staged(root, environ=env)
+    against = _amended_base(root) if amending() else "HEAD"
+    verdict = judge_staged(root, environ=env, against=against)
     # The fixtures and the pin are oracle paths (under HEAD's config, and a staged config
     # that moves them is itself oracle), so a change with no oracle path needs no digest.
     if verdict.oracle:
@@ -45,9 +48,14 @@ def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
             "commits are judged one by one at push time and in CI); the pin was checked")
         return exit_codes.CLEAN
     if verdict.status == "blocked":
-        print_verdict(verdict)
-        for line in block_lines(verdict):
-            say(line)
+        print_verdict(verdict, advice=against == "HEAD")
+        if against != "HEAD":
+            say("ballot-guard: this is an amend, so the paths above include HEAD's own: "
+                "do not fold one side into a commit of the other; commit the new part on "
+                "its own (`git commit`, without --amend)")
+        else:
+            for line in block_lines(verdict):
+                say(line)
         code = exit_codes.DRIFT if any(r.rule == 3 for r in verdict.reasons) \
             else exit_codes.BLOCKED
         word = "FIXTURE PIN" if code == exit_codes.DRIFT else "BLOCKED"
@@ -57,6 +65,19 @@ def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
         say("ballot-guard: staged change not judged: HEAD holds no digest file yet "
             "(pin the fixtures with `ballot-guard digest --pin` to adopt)")
     return exit_codes.CLEAN
+
+
+def _amended_base(root: str) -> str | None:
+    """What an amend of HEAD will sit on: HEAD's parent (None for a root commit).  A merge
+    being amended keeps HEAD: its merged commits are judged at push time."""
+    info = git.out(["rev-list", "--parents", "-n", "1", "HEAD"], cwd=root).split()
+    if len(info) > 2:
+        return "HEAD"
+    if len(info) == 2:
+        say("ballot-guard: amending HEAD: the staged change is judged against HEAD's parent, "
+            "as the amended commit will be")
+        return info[1].decode()
+    return None
 
 
 def _staged_pin(root: str, verdict: Verdict) -> int:

@@ -225,9 +225,11 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
 
 
 def judge_staged(root: str, *, agent: bool = False,
-                 environ: Mapping[str, str] | None = None) -> Verdict:
-    """The staged index (honouring GIT_INDEX_FILE) against HEAD."""
-    base = bases.at(root, "HEAD")
+                 environ: Mapping[str, str] | None = None,
+                 against: str | None = "HEAD") -> Verdict:
+    """The staged index (honouring GIT_INDEX_FILE) against HEAD, or against the commit
+    an amend of HEAD will sit on (``against``: its sha, None for none)."""
+    base = bases.at(root, against)
     change = changes.staged_at(root, base.sha, agent=agent, environ=environ)
     return judge_change(root, change, base=base)
 
@@ -396,10 +398,10 @@ def _p0_oracle(root: str, config: Config, files: tuple[changes.FileChange, ...],
                  if p not in seen and judge.kind(p) in (judge.ORACLE, judge.TABLE))
 
 
-def print_verdict(v: Verdict) -> None:
+def print_verdict(v: Verdict, *, advice: bool = True) -> None:
     """Print the human report: the verdict, the rule, the oracle and behaviour paths, and
     the exact commands that split the change (one write, however many paths)."""
     from ballot_guard.output import say
     from ballot_guard.scope_report import report
 
-    say("\n".join(report(v)))
+    say("\n".join(report(v, advice=advice)))

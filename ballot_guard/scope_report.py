@@ -62,8 +62,9 @@ def split_advice(v: Verdict) -> list[str]:
     return lines
 
 
-def report(v: Verdict) -> list[str]:
-    """The human report's lines: verdict, rules, oracle and behaviour paths, how to split."""
+def report(v: Verdict, *, advice: bool = True) -> list[str]:
+    """The human report's lines: verdict, rules, oracle and behaviour paths, how to split
+    (unless ``advice`` is False)."""
     from ballot_guard.output import paint
 
     word = {"ok": paint("ok", "green"), "blocked": paint("blocked", "red"),
@@ -79,6 +80,6 @@ def report(v: Verdict) -> list[str]:
         if paths:
             lines.append(f"  {title}:")
             lines += [f"    {p}" for p in paths]
-    if v.status == "blocked":
+    if v.status == "blocked" and advice:
         lines += [f"  {line}" for line in split_advice(v)]
     return lines

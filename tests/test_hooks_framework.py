@@ -101,6 +101,16 @@ def test_commit_is_refused_for_a_self_editing_patch_and_passes_when_clean(
     proc = commit(repo, "-m", "tidy")
     assert proc.returncode == 0, _out(proc)
     assert repo.head() != head
+    # the oracle edit folded into that behaviour commit: through the framework's
+    # processes, the hook still finds the amending git above it
+    tidy = repo.head()
+    repo.write("properties/test_bounded_retry.py",
+               (repo.path / "properties/test_bounded_retry.py").read_text().replace("3", "4"))
+    repo.stage()
+    proc = commit(repo, "--amend", "--no-edit")
+    assert proc.returncode != 0, _out(proc)
+    assert "amending HEAD" in _out(proc) and "rule 1" in _out(proc)
+    assert repo.head() == tidy
 
 
 def test_push_is_refused_for_failure_drift_and_freeze_and_accepted_when_clean(

@@ -47,6 +47,30 @@ def test_a_self_editing_commit_is_refused(project: Repo) -> None:
     assert project.head() == head
 
 
+@pytest.mark.parametrize("flag", ["--amend", "--amen"])
+def test_an_oracle_edit_amended_into_a_behaviour_commit_is_refused(project: Repo,
+                                                                   flag: str) -> None:
+    """The hook judges the index against HEAD; on an amend HEAD is the commit being
+    replaced, so it judges against HEAD's parent, as the amended commit will be."""
+    project.write("billing.py", BILLING + "\n# tidy\n")
+    project.stage()
+    assert commit(project, "-m", "tidy").returncode == 0
+    head = project.head()
+    project.write("properties/test_bounded_retry.py",
+                  (project.path / "properties/test_bounded_retry.py").read_text()
+                  .replace("== 3", "== 4"))
+    project.stage()
+    assert run_cli(["hook", "pre-commit"], project.path).code == 0  # alone: oracle-only
+    proc = commit(project, flag, "--no-edit")
+    out = _out(proc)
+    assert proc.returncode != 0, out
+    assert "amending HEAD" in out and "rule 1" in out and "billing.py" in out
+    assert project.head() == head
+    project.git("reset", "-q", "--hard")
+    proc = commit(project, "--amend", "-m", "tidy, reworded")  # a plain amend still works
+    assert proc.returncode == 0, _out(proc)
+
+
 def test_a_clean_commit_passes(project: Repo) -> None:
     project.write("billing.py", BILLING + "\n# tidy\n")
     project.stage()
