@@ -15,8 +15,9 @@ from typing import Iterator, Mapping, NamedTuple, Sequence
 from ballot_guard.errors import CannotJudge
 
 # Options that make git's behaviour independent of the user's config where it
-# matters for judging (no fsmonitor hook process, raw paths).
-_BASE = ("git", "-c", "core.quotepath=off", "-c", "core.fsmonitor=false")
+# matters for judging (no fsmonitor hook process, raw paths, and no replace refs:
+# `git replace` is a local view of history that a push does not carry).
+_BASE = ("git", "--no-replace-objects", "-c", "core.quotepath=off", "-c", "core.fsmonitor=false")
 
 # Variables that point git at a repository, index or work tree.  They are
 # removed when git must run on another directory (a temporary worktree, a

@@ -225,3 +225,18 @@ def test_an_oversized_pin_at_rev_is_2_without_reading_it_whole(pinned: Repo) -> 
     pinned.commit_all("a megabyte of pin")
     res = run_cli(["digest", "--check", "--rev", "HEAD"], pinned.path)
     assert res.code == 2 and "too long" in res.out
+
+
+def test_replace_refs_do_not_change_what_rev_reads(pinned: Repo) -> None:
+    """``git replace`` is a local view (replace refs are not pushed): a fixture blob
+    replaced by the pinned content must not make a drifted commit look pinned."""
+    pinned.write("fixtures/a.json", b'{"id": 2}\n')  # committed with the old pin: drift
+    pinned.commit_all("moved fixture, pin kept")
+    assert run_cli(["digest", "--check", "--rev", "HEAD"], pinned.path).code == 2
+    moved = pinned.git("rev-parse", "HEAD:fixtures/a.json").strip()
+    pinned_blob = pinned.git("rev-parse", "HEAD~1:fixtures/a.json").strip()
+    pinned.git("replace", moved, pinned_blob)
+    assert pinned.git("cat-file", "-p", "HEAD:fixtures/a.json") == '{"id": 1}\n'  # git's view
+    res = run_cli(["digest", "--check", "--rev", "HEAD"], pinned.path)
+    assert res.code == 2, res.out + res.err
+    assert "fixtures/a.json" in res.out + res.err
