@@ -108,6 +108,11 @@ def digest_pack(pack: Pack, fmt: str) -> Digest:
     frame = framing(fmt)
     if pack.snapshot is None:
         feed_files(pack, frame, nofollow=fmt == V2)
-    else:
-        feed_blobs(pack, frame)
+        return frame.digest()
+    from ballot_guard import checkout_read
+
+    if checkout_read.feed(pack, frame, pack.root):  # git's bytes, read from a checkout
+        return frame.digest()
+    frame = framing(fmt)
+    feed_blobs(pack, frame)
     return frame.digest()
