@@ -3,7 +3,8 @@
 ``digest --rev`` must digest what git holds, not what the working tree holds.
 But reading 100,000 small loose objects through ``git cat-file`` costs git an
 ``open`` and an inflate each, several times what reading the same files from
-a checkout costs.  So each small file or link of the pack is read from the
+a checkout costs (packed, they come out faster than a checkout reads them, and
+are left to git: ``mostly_loose`` samples which it is).  So each small file or link of the pack is read from the
 working tree and kept only if its git object id, computed here (the object
 format's hash of ``blob <size>\\0`` and the content), is the blob's id in the
 tree: then they are the same bytes.  Anything else (a missing or changed file,
@@ -72,13 +73,29 @@ def _worktree_bytes(path: bytes, link: bool) -> bytes | None:
         os.close(fd)
 
 
+def mostly_loose(root: str, oids: list[str], sample: int = 32) -> bool:
+    """Whether most of ``oids`` (a spread sample) are loose objects.  Packed objects
+    come out of ``git cat-file --batch --buffer`` faster than a checkout reads them;
+    loose ones slower, so only then is the checkout worth reading."""
+    from ballot_guard import git
+
+    res = git.run(["rev-parse", "--git-path", "objects"], cwd=root, check=False)
+    if res.code != 0 or not oids:
+        return False
+    objects = os.path.join(root, os.fsdecode(res.stdout).rstrip("\n"))
+    step = max(1, len(oids) // sample)
+    picked = oids[::step][:sample]
+    loose = sum(os.path.exists(os.path.join(objects, o[:2], o[2:])) for o in picked)
+    return loose * 2 > len(picked)
+
+
 def feed(pack: Pack, frame: Framing, worktree: str) -> bool:
     """Feed every entry of ``pack`` (listed from git) into ``frame``, small ones from
     ``worktree`` where their ids match; False (discard ``frame``) after MISSES misses."""
     from ballot_guard.git import BlobReader
 
     items = pack.items
-    if len(items) < MIN_ITEMS or not items:
+    if len(items) < MIN_ITEMS or not mostly_loose(pack.root, [i.oid for i in items]):
         return False
     algo = "sha256" if len(items[0].oid) == 64 else "sha1"
     base = os.path.join(os.fsencode(worktree), os.fsencode(pack.prefix))

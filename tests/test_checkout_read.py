@@ -91,3 +91,14 @@ def test_object_ids_are_gits(tmp_path: Path) -> None:
     for data in (b"", b"x", b"\0\1\2" * 1000):
         oid = repo.git("hash-object", "--stdin", input=data).strip()
         assert checkout_read.object_id(data, "sha1") == oid
+
+
+def test_packed_objects_are_left_to_git(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "packed")
+    _pack(repo)
+    oids = [line.split()[2] for line in repo.git("ls-tree", "-r", "HEAD").splitlines()]
+    assert checkout_read.mostly_loose(str(repo.path), oids)
+    repo.git("repack", "-adq")
+    repo.git("prune-packed")
+    assert not checkout_read.mostly_loose(str(repo.path), oids)
+    assert _rev(repo.path, V2) == _git_only(repo.path, V2)
