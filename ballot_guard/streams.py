@@ -1,9 +1,11 @@
 """A listed pack's content, streamed into a framing: files in chunks, blobs from git.
 
-Memory stays flat: a small file is read in one call, a larger one through a
-few reused 1 MiB buffers; blobs arrive through one ``git cat-file --batch``
-process.  For a large file a reader thread fills the next buffer while the
-current one is hashed (both release the GIL), so hashing and reading overlap.
+Memory stays flat: a small file is read in one call, a larger one through one
+reused 1 MiB buffer; blobs arrive through one ``git cat-file --batch``
+process.  For a large file the kernel is asked to read ahead; a reader thread
+of our own was slower here, warm cache or cold (1,020 against 1,220 MiB/s, and
+655 against 1,073 MiB/s), the hand-over between threads costing more than the
+overlap gave.
 A file is opened non-blocking (a FIFO swapped in cannot hang the read) and,
 for v2, without following links; its kind and size come from ``fstat`` of
 the open file, and a file that changes size while it is read is refused.
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 
 SMALL = 1 << 16  # files up to this size are read in one call
 CHUNK = 1 << 20  # larger ones stream through reused buffers of this size
-THREADED = 8 << 20  # from this size, read ahead in a thread
+BIG = 8 << 20  # from this size, ask the kernel to read ahead (posix_fadvise SEQUENTIAL)
 
 
 def feed_blobs(pack: Pack, frame: Framing) -> None:
@@ -67,8 +69,9 @@ def feed_files(pack: Pack, frame: Framing, *, nofollow: bool) -> None:
                     raise _changed(pack, item)
                 add_small(kind, item.path, data)
             else:
-                reader = _read_ahead if size >= THREADED else _read_plain
-                frame.add(kind, item.path, size, _checked(pack, item, size, reader(fd)))
+                if size >= BIG and hasattr(os, "posix_fadvise"):
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
+                frame.add(kind, item.path, size, _checked(pack, item, size, _read_plain(fd)))
         finally:
             close(fd)
 
@@ -101,52 +104,6 @@ def _read_plain(fd: int) -> Iterator[memoryview | OSError]:
             if not n:
                 return
             yield view[:n]
-
-
-def _read_ahead(fd: int) -> Iterator[memoryview | OSError]:
-    """Chunks of the file, read by a thread one buffer ahead of the consumer."""
-    import io
-    import queue
-    import threading
-
-    free: queue.SimpleQueue[memoryview | None] = queue.SimpleQueue()
-    full: queue.SimpleQueue[tuple[memoryview, int] | OSError] = queue.SimpleQueue()
-    for _ in range(3):
-        free.put(memoryview(bytearray(CHUNK)))
-    if hasattr(os, "posix_fadvise"):
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
-
-    def fill() -> None:
-        with io.FileIO(fd, "rb", closefd=False) as f:
-            while True:
-                view = free.get()
-                if view is None:
-                    return
-                try:
-                    n = f.readinto(view)
-                except OSError as exc:
-                    full.put(exc)
-                    return
-                full.put((view, n or 0))
-                if not n:
-                    return
-
-    thread = threading.Thread(target=fill, name="ballot-guard-read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            got = full.get()
-            if isinstance(got, OSError):
-                yield got
-                return
-            view, n = got
-            if not n:
-                return
-            yield view[:n]  # hashed by the consumer before it asks for the next chunk
-            free.put(view)
-    finally:
-        free.put(None)  # stops the reader if the consumer gave up early
-        thread.join()
 
 
 def _open_error(pack: Pack, item: Item, exc: OSError) -> CannotJudge:

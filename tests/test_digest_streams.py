@@ -12,7 +12,7 @@ from ballot_guard import git
 from ballot_guard.digest import V1, V2, digest_pack
 from ballot_guard.errors import CannotJudge
 from ballot_guard.fixtures import from_snapshot, from_worktree
-from ballot_guard.streams import CHUNK, SMALL, THREADED
+from ballot_guard.streams import BIG, CHUNK, SMALL
 from tests.digest_trees import article_digest
 from tests.helpers import Repo, run_cli
 from tests.test_digest_v2 import spec_v2
@@ -31,13 +31,13 @@ raise SystemExit(os.waitstatus_to_exitcode(status))
 
 def sizes() -> dict[str, int]:
     return {"small": SMALL, "mid": SMALL + 1, "chunks": 3 * CHUNK + 5,
-            "ahead": THREADED + CHUNK // 2, "empty": 0}
+            "big": BIG + CHUNK // 2, "empty": 0}
 
 
 def test_every_read_path_gives_the_same_bytes(repo: Repo) -> None:
     for name, size in sizes().items():
         repo.write(f"fixtures/{name}.bin", os.urandom(size))
-    repo.write("fixtures/run.sh", os.urandom(THREADED + 3), mode=0o755)
+    repo.write("fixtures/run.sh", os.urandom(BIG + 3), mode=0o755)
     repo.commit_all("sizes")
     top = repo.path / "fixtures"
     tree = str(digest_pack(from_worktree(str(repo.path), "fixtures", V2), V2))
@@ -86,7 +86,7 @@ def test_a_file_that_changes_after_listing_is_refused(repo: Repo, fmt: str) -> N
 
 
 def test_a_large_blob_streams_through_cat_file(repo: Repo, tmp_path: Path) -> None:
-    data = os.urandom(THREADED + 7)
+    data = os.urandom(BIG + 7)
     repo.write("fixtures/big.bin", data)
     repo.write("fixtures/small", b"s")
     repo.commit_all("big blob")
