@@ -102,6 +102,9 @@ MACHINERY = (
 )
 
 
+_NOTED: dict[str, Any] = {}  # the serving parent's note, taken before installed plugins load
+
+
 def _resolve(spec: str) -> Any:
     module, _, attrs = spec.partition(":")
     obj: Any = sys.modules.get(module)
@@ -331,7 +334,7 @@ def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
     import pytest
 
     _mark(pytest)
-    plugin = _Plugin(req["home"], req["result"], hold, machinery())
+    plugin = _Plugin(req["home"], req["result"], hold, _NOTED or machinery())
     code = pytest.main(list(req["args"]), plugins=[hold, plugin])
     return int(code)
 
@@ -390,8 +393,14 @@ def _preimport() -> None:
                 pass
     except Exception:  # noqa: BLE001
         pass
-    names = ["hypothesis", "_hypothesis_pytestplugin", "_pytest._argcomplete", "faulthandler",
-             "pdb", "readline"]
+    for name in ("hypothesis", "hypothesis.core", "_hypothesis_pytestplugin"):
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: BLE001 - no Hypothesis in this environment
+            pass
+    global _NOTED
+    _NOTED = machinery()  # before any installed plugin, the project's own among them, loads
+    names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline"]
     try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
         import importlib.metadata
         for dist in importlib.metadata.distributions():

@@ -209,3 +209,32 @@ def test_a_plugin_installed_from_the_repository_cannot_judge(project: Repo,
         {"url": "https://example.com/billing_plugin-1.0.tar.gz", "archive_info": {}}))
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err  # its hook reports the failure as a pass
+
+
+def test_machinery_replaced_when_an_installed_plugin_is_imported_is_caught(
+        project: Repo, tmp_path: Path) -> None:
+    """The note of pytest's machinery is taken before any installed plugin is imported
+    (the runner imports them once, before forking the runs), so a plugin module that
+    replaces it at import time is caught too."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
+                           "('purelib'))"], check=True, capture_output=True, text=True)
+    purelib = Path(site.stdout.strip())
+    dist = purelib / "quiet_tool-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: quiet-tool\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nquiet = quiet_tool\n")
+    (purelib / "quiet_tool.py").write_text(
+        "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n")
+    (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")  # pytest
+    project.write("src/billing.py", "def max_attempts():\n    return 4\n")
+    make_project(project, {"retry": PROPERTY}, python=str(python))
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "replaced the test machinery (_pytest.python:Function.runtest)" in res.out
