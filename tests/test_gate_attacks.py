@@ -149,10 +149,14 @@ def test_a_behaviour_module_loaded_as_a_plugin_cannot_judge(project: Repo) -> No
     assert run_cli(["gate"], project.path).code == 0
 
 
-def test_an_editable_install_of_the_project_with_a_plugin_cannot_judge(project: Repo,
-                                                                      tmp_path: Path) -> None:
-    """The project's own pytest11 entry point, installed in develop mode: its hooks
-    are behaviour code that every pytest session loads."""
+def runner_with_plugin(tmp_path: Path, dist_name: str, entry: str,
+                       files: dict[str, str], direct_url: dict[str, object] | None = None
+                       ) -> tuple[Path, Path]:
+    """A runner venv (this suite's pytest reachable through a .pth) in which a distribution
+    ``dist_name`` declares the pytest11 entry point ``entry`` (``name = module``) and
+    ``files`` go into site-packages (a ``.pth`` names a path: an editable install).
+    Returns (its python, its dist-info folder)."""
+    import json
     import subprocess
     import sys
     import sysconfig
@@ -163,12 +167,24 @@ def test_an_editable_install_of_the_project_with_a_plugin_cannot_judge(project: 
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
                            "('purelib'))"], check=True, capture_output=True, text=True)
     purelib = Path(site.stdout.strip())
-    dist = purelib / "billing_plugin-1.0.dist-info"
+    dist = purelib / f"{dist_name}-1.0.dist-info"
     dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: billing-plugin\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[pytest11]\nbilling = pytest_helpers\n")
-    (purelib / "billing_plugin.pth").write_text(str(project.path / "src") + "\n")
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist_name}\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[pytest11]\n{entry}\n")
+    if direct_url is not None:
+        (dist / "direct_url.json").write_text(json.dumps(direct_url))
+    for name, text in files.items():
+        (purelib / name).write_text(text)
     (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")  # pytest
+    return python, dist
+
+
+def test_an_editable_install_of_the_project_with_a_plugin_cannot_judge(project: Repo,
+                                                                      tmp_path: Path) -> None:
+    """The project's own pytest11 entry point, installed in develop mode: its hooks
+    are behaviour code that every pytest session loads."""
+    python, _ = runner_with_plugin(tmp_path, "billing_plugin", "billing = pytest_helpers",
+                                   {"billing_plugin.pth": str(project.path / "src") + "\n"})
     project.write("src/billing.py", "def max_attempts():\n    return 4\n")
     project.write("src/pytest_helpers.py", HOOK)
     make_project(project, {"retry": PROPERTY}, python=str(python))
@@ -182,24 +198,10 @@ def test_a_plugin_installed_from_the_repository_cannot_judge(project: Repo,
     """``pip install .`` copies the plugin into site-packages; PEP 610's direct_url.json
     still says where it came from."""
     import json
-    import subprocess
-    import sys
-    import sysconfig
 
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
-                           "('purelib'))"], check=True, capture_output=True, text=True)
-    purelib = Path(site.stdout.strip())
-    dist = purelib / "billing_plugin-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: billing-plugin\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[pytest11]\nbilling = billing_hooks\n")
-    (dist / "direct_url.json").write_text(json.dumps(
-        {"url": project.path.as_uri(), "dir_info": {}}))
-    (purelib / "billing_hooks.py").write_text(HOOK)
-    (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")  # pytest
+    python, dist = runner_with_plugin(
+        tmp_path, "billing_plugin", "billing = billing_hooks", {"billing_hooks.py": HOOK},
+        {"url": project.path.as_uri(), "dir_info": {}})
     project.write("src/billing.py", "def max_attempts():\n    return 4\n")
     make_project(project, {"retry": PROPERTY}, python=str(python))
     res = run_cli(["gate"], project.path)
@@ -216,23 +218,10 @@ def test_machinery_replaced_when_an_installed_plugin_is_imported_is_caught(
     """The note of pytest's machinery is taken before any installed plugin is imported
     (the runner imports them once, before forking the runs), so a plugin module that
     replaces it at import time is caught too."""
-    import subprocess
-    import sys
-    import sysconfig
-
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
-                           "('purelib'))"], check=True, capture_output=True, text=True)
-    purelib = Path(site.stdout.strip())
-    dist = purelib / "quiet_tool-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: quiet-tool\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[pytest11]\nquiet = quiet_tool\n")
-    (purelib / "quiet_tool.py").write_text(
-        "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n")
-    (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")  # pytest
+    python, _ = runner_with_plugin(
+        tmp_path, "quiet_tool", "quiet = quiet_tool",
+        {"quiet_tool.py": "import _pytest.python\n"
+                          "_pytest.python.Function.runtest = lambda self: None\n"})
     project.write("src/billing.py", "def max_attempts():\n    return 4\n")
     make_project(project, {"retry": PROPERTY}, python=str(python))
     res = run_cli(["gate"], project.path)
