@@ -152,8 +152,8 @@ def plugin_files(pm: Any) -> list[str]:
     The parent judges which of them lie in the repository outside the oracle."""
     found: set[str] = set()
     for _name, plugin in pm.list_name_plugin():
-        if plugin is None:
-            continue
+        if plugin is None or isinstance(plugin, (_Plugin, _Hold)):
+            continue  # ours (this file may lie in a checkout of ballot-guard itself)
         module = plugin if hasattr(plugin, "__file__") and not isinstance(plugin, type) \
             else sys.modules.get(getattr(type(plugin), "__module__", ""))
         path = getattr(module, "__file__", None)

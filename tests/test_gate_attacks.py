@@ -227,3 +227,25 @@ def test_machinery_replaced_when_an_installed_plugin_is_imported_is_caught(
     res = run_cli(["gate"], project.path)
     assert res.code == 4, res.out + res.err
     assert "replaced the test machinery (_pytest.python:Function.runtest)" in res.out
+
+
+def test_the_runners_own_plugins_are_not_project_code() -> None:
+    """ballot-guard's own pytest plugins live in its zygote module, which lies inside the
+    repository when ballot-guard judges a checkout of itself: they are never reported."""
+    import types
+
+    from ballot_guard import zygote
+
+    hold = zygote._Hold(None, "properties/test_x.py")
+    module = types.ModuleType("project_plugin")
+    module.__file__ = "/repo/src/project_plugin.py"
+
+    class Manager:
+        def list_name_plugin(self) -> list[tuple[str, object]]:
+            return [("hold", hold), ("ours", zygote._Plugin("/h", "/r", hold)),
+                    ("project", module)]
+
+        def list_plugin_distinfo(self) -> list[tuple[object, object]]:
+            return []
+
+    assert zygote.plugin_files(Manager()) == ["/repo/src/project_plugin.py"]
