@@ -172,6 +172,12 @@ def plugin_files(pm: Any) -> list[str]:
     return sorted(found)
 
 
+def _unittest_skip(item: Any) -> bool:
+    """A ``unittest.skip`` decorator on the test method or its class: written in the file."""
+    return any(getattr(obj, "__unittest_skip__", False) is True
+               for obj in (getattr(item, "obj", None), getattr(item, "cls", None)))
+
+
 class _Plugin:
     """Our pytest plugin: isolate Hypothesis's database, count the outcomes."""
 
@@ -202,8 +208,8 @@ class _Plugin:
     def pytest_collection_modifyitems(self, items: list[Any]) -> None:
         self.counts["collected"] = len(items)
         for item in items:  # a skip or xfail written as a mark is the oracle's own choice
-            if any(item.iter_markers(name)
-                   for name in ("skip", "skipif", "xfail")):
+            if any(item.get_closest_marker(name) is not None
+                   for name in ("skip", "skipif", "xfail")) or _unittest_skip(item):
                 self.marked.add(item.nodeid)
 
     def pytest_runtest_logreport(self, report: Any) -> None:

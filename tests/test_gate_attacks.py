@@ -23,15 +23,22 @@ PROPERTY = (
     "    assert billing.max_attempts() == 3\n"
 )
 
+# dodge: (behaviour code, the ballot it must get, words of the reason)
 DODGES = {
-    "os._exit": "import os\ndef max_attempts():\n    os._exit(0)\n",
-    "pytest.exit": "import pytest\ndef max_attempts():\n    pytest.exit('done', returncode=0)\n",
-    "pytest.skip": "import pytest\ndef max_attempts():\n    pytest.skip('not today')\n",
-    "pytest.xfail": "import pytest\ndef max_attempts():\n    pytest.xfail('known')\n",
-    "skip at import": "import pytest\npytest.skip('no', allow_module_level=True)\n",
+    "os._exit": ("import os\ndef max_attempts():\n    os._exit(0)\n", "error",
+                 "without finishing its pytest session"),
+    "pytest.exit": ("import pytest\ndef max_attempts():\n    pytest.exit('done', returncode=0)\n",
+                    "error", "ended before every collected test ran"),
+    "pytest.skip": ("import pytest\ndef max_attempts():\n    pytest.skip('not today')\n", "fail",
+                    "skipped or xfailed themselves while running"),
+    "pytest.xfail": ("import pytest\ndef max_attempts():\n    pytest.xfail('known')\n", "fail",
+                     "skipped or xfailed themselves while running"),
+    "skip at import": ("import pytest\npytest.skip('no', allow_module_level=True)\n", "error",
+                       "no tests collected"),
     "runtest replaced": ("import _pytest.python\n"
                          "_pytest.python.Function.runtest = lambda self: None\n"
-                         "def max_attempts():\n    return 4\n"),
+                         "def max_attempts():\n    return 4\n", "error",
+                         "replaced the test machinery"),
     "report rewritten": ("import _pytest.reports\n"
                          "_make = _pytest.reports.TestReport.from_item_and_call\n"
                          "def _passed(cls, item, call):\n"
@@ -39,7 +46,8 @@ DODGES = {
                          "    r.outcome, r.longrepr = 'passed', None\n"
                          "    return r\n"
                          "_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)\n"
-                         "def max_attempts():\n    return 4\n"),
+                         "def max_attempts():\n    return 4\n", "error",
+                         "replaced the test machinery"),
 }
 
 
@@ -48,13 +56,15 @@ def test_code_under_test_cannot_fake_a_pass(project: Repo, dodge: str) -> None:
     project.write("src/billing.py", "def max_attempts():\n    return 4\n")  # the real bug
     make_project(project, {"retry": PROPERTY})
     assert run_cli(["gate"], project.path).code == 1  # honest code: a stable failure
-    project.write("src/billing.py", DODGES[dodge])
+    code, want, words = DODGES[dodge]
+    project.write("src/billing.py", code)
     project.commit_all(f"behaviour: {dodge}")
     res = run_cli(["gate"], project.path)
-    assert res.code in (1, 4), res.out + res.err
+    assert res.code == {"fail": 1, "error": 4}[want], res.out + res.err
     ballot = scorecard(project)["properties"]["retry"]
-    assert ballot["ballot"] in ("fail", "error")
-    assert all(r["outcome"] != "pass" for r in ballot["runs"])
+    assert ballot["ballot"] == want
+    assert all(r["outcome"] == want for r in ballot["runs"])
+    assert words in res.out
 
 
 def test_a_skip_declared_by_a_mark_still_lets_the_rest_vote(project: Repo) -> None:
@@ -249,3 +259,20 @@ def test_the_runners_own_plugins_are_not_project_code() -> None:
             return []
 
     assert zygote.plugin_files(Manager()) == ["/repo/src/project_plugin.py"]
+
+
+def test_a_unittest_skip_decorator_is_a_declared_skip(project: Repo) -> None:
+    prop = ("import unittest\n"
+            "class TestRetry(unittest.TestCase):\n"
+            "    def test_ok(self):\n        self.assertEqual(1 + 1, 2)\n"
+            "    @unittest.skip('not on this platform')\n"
+            "    def test_elsewhere(self):\n        self.fail()\n"
+            "@unittest.skip('whole class')\n"
+            "class TestLater(unittest.TestCase):\n"
+            "    def test_later(self):\n        self.fail()\n"
+            "class TestDodge(unittest.TestCase):\n"
+            "    def test_dodge(self):\n        self.skipTest('decided while running')\n")
+    make_project(project, {"unit": prop})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 1, res.out + res.err  # only the skip decided while running counts
+    assert "1 test(s) skipped or xfailed themselves while running" in res.out
