@@ -90,9 +90,9 @@ def _memory_file(data: bytes) -> int:
     """A file descriptor at offset 0 of an unnamed file holding ``data``, which nobody
     else can open or change (``memfd_create`` where there is one, else an unlinked
     temporary file)."""
-    if hasattr(os, "memfd_create"):
+    try:
         fd = os.memfd_create("ballot-guard-input", os.MFD_CLOEXEC)
-    else:
+    except (AttributeError, OSError):  # not Linux, or refused by a sandbox
         import tempfile
 
         fd, name = tempfile.mkstemp(prefix="ballot-guard-input-")
