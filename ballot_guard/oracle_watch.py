@@ -6,9 +6,11 @@ a property or a conftest (so that the next run is judged by other code).  The
 gate takes this signature before the first run and after the last, and a
 difference voids the vote.  A signature holds each file's type, size, mtime,
 ctime and inode: any write moves the ctime, which no process can set back.
-``__pycache__`` folders are left out (bytecode caches are not the judge), and
-so are the pin and the freeze file: no run reads them, and another gate may
-record a freeze meanwhile.
+In the properties dir only Python files count: a property may keep state of
+its own there (a counter that makes it flip is a flip to freeze, not a rewrite
+of the judge).  ``__pycache__`` folders are left out (bytecode caches are not
+the judge), and so are the pin and the freeze file: no run reads them, and
+another gate may record a freeze meanwhile.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def _stat(full: str) -> tuple[int, int, int, int, int] | None:
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _walk(tree: str, rel_dir: str, into: Signature) -> None:
+def _walk(tree: str, rel_dir: str, into: Signature, suffix: str = "") -> None:
     top = os.path.join(tree, rel_dir)
     if os.path.islink(top) or not os.path.isdir(top):
         sig = _stat(top)
@@ -39,6 +41,8 @@ def _walk(tree: str, rel_dir: str, into: Signature) -> None:
         rel = os.path.relpath(dirpath, tree).replace(os.sep, "/")
         for name in (*filenames, *(d for d in dirnames
                                    if os.path.islink(os.path.join(dirpath, d)))):
+            if suffix and not name.endswith(suffix):
+                continue
             sig = _stat(os.path.join(dirpath, name))
             if sig is not None:
                 into[f"{rel}/{name}"] = sig
@@ -50,8 +54,8 @@ def signature(tree: str, config: Config) -> Signature:
     from ballot_guard.oracle import ANCESTOR_FILES, ancestors
 
     found: Signature = {}
-    _walk(tree, config.properties_dir, found)
-    _walk(tree, config.fixtures_dir, found)
+    _walk(tree, config.properties_dir, found, ".py")  # the judge's code
+    _walk(tree, config.fixtures_dir, found)  # every byte of the pinned pack
     singles = [*(f"{a}/{n}" if a else n for a in ancestors(config.properties_dir)
                  for n in (*ANCESTOR_FILES, *tables.TABLE_FILES))]
     for rel in singles:

@@ -276,3 +276,18 @@ def test_a_unittest_skip_decorator_is_a_declared_skip(project: Repo) -> None:
     res = run_cli(["gate"], project.path)
     assert res.code == 1, res.out + res.err  # only the skip decided while running counts
     assert "1 test(s) skipped or xfailed themselves while running" in res.out
+
+
+def test_a_property_that_keeps_its_own_state_beside_it_still_freezes(project: Repo) -> None:
+    """State a flipping property writes next to itself (not Python) is not a rewrite of
+    the judge: the flip freezes the voter (3), as for state kept anywhere else."""
+    flipper = ("import pathlib\n"
+               "COUNTER = pathlib.Path(__file__).with_name('counter.txt')\n"
+               "def test_flips():\n"
+               "    n = int(COUNTER.read_text()) if COUNTER.exists() else 0\n"
+               "    COUNTER.write_text(str(n + 1))\n"
+               "    assert n % 2 == 0\n")
+    make_project(project, {"flips": flipper})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 3, res.out + res.err
+    assert scorecard(project)["properties"]["flips"]["ballot"] == "freeze"
