@@ -29,7 +29,6 @@ from ballot_guard.streams import SMALL
 if TYPE_CHECKING:
     from ballot_guard.digest import Framing
     from ballot_guard.fixtures import Pack
-    from ballot_guard.git import BlobReader
 
 MISSES = 64  # entries read from git one by one before the checkout is given up on
 MIN_ITEMS = 64  # below this, one cat-file process is as quick

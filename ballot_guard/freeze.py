@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping
 
 from ballot_guard.errors import CannotJudge
-from ballot_guard.state import parse_utc, write_atomic
+from ballot_guard.atomic import write_text
+from ballot_guard.state import parse_utc
 
 Event = Mapping[str, Any]
 RECORD_KEYS = ("frozen_at", "ballots", "digest", "commit", "seed", "owner", "note")
@@ -110,7 +111,7 @@ def update(path: str, lock_path: str, change: Callable[[FreezeFile], FreezeFile]
         before = load(path)
         after = change(before)
         if after != before:
-            write_atomic(path, dumps(after))
+            write_text(path, dumps(after))
         return after
 
 

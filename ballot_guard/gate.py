@@ -94,7 +94,7 @@ def check_digest(root: str, config: Config, rev: str | None, known: Known,
         for line in pc.details:
             print(f"  {line}", file=out)
         return False
-    escapes = oracle_links.find(tree if tree is not None else root, config).fixtures
+    escapes = oracle_links.in_fixtures(tree if tree is not None else root, config)
     if escapes:
         known.digest["ok"] = False
         print("the pin cannot cover what a fixture link leads to; nobody votes:", file=out)
@@ -119,7 +119,7 @@ def check_judge_links(tree: str, config: Config) -> None:
     """CannotJudge when a property or pytest config file is a link out of the oracle."""
     from ballot_guard import oracle_links
 
-    escapes = oracle_links.find(tree, config).judge
+    escapes = oracle_links.in_judge(tree, config)
     if escapes:
         raise CannotJudge(
             "; ".join(oracle_links.describe(e) for e in escapes)
@@ -270,8 +270,8 @@ def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str
     path = scorecard or os.path.join(state_dir(top), SCORECARD)
     sc.write(path, card)
     if junit_xml:
-        from ballot_guard.state import write_atomic
-        write_atomic(junit_xml, sc.junit(card))
+        from ballot_guard.atomic import write_text
+        write_text(junit_xml, sc.junit(card))
     if as_json:
         emit_json(card)
 

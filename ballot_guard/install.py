@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 
@@ -63,17 +62,9 @@ def is_ours(path: str) -> bool:
 
 
 def _write(path: str, data: bytes) -> None:
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from ballot_guard.atomic import write_bytes
+
+    write_bytes(path, data, mode=0o755)
 
 
 def install(root: str, *, python: str | None = None) -> list[Action]:

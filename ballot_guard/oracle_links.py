@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ballot_guard.config import Config
+
+if TYPE_CHECKING:
+    from ballot_guard.oracle import Judge
 
 
 class Escape(NamedTuple):
@@ -30,21 +33,21 @@ class Escape(NamedTuple):
     target: str  # the link's target as written
 
 
-class Escapes(NamedTuple):
-    fixtures: tuple[Escape, ...]
-    judge: tuple[Escape, ...]  # properties, conftest and pytest config files
+def leads_out(judge: Judge, rel: str, target: str) -> bool:
+    """Whether a link at ``rel`` with ``target`` leads out of the oracle: an absolute
+    target, one that climbs out of the repository, or one naming a path that is
+    neither oracle nor a table file under ``judge``."""
+    where = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+    return target.startswith("/") or where == ".." or where.startswith("../") \
+        or judge.kind(where) not in (judge.ORACLE, judge.TABLE)
 
 
-def _leads_out(tree: str, rel: str, judge_kind: object) -> Escape | None:
+def _escape(tree: str, rel: str, judge: Judge) -> Escape | None:
     try:
         target = os.readlink(os.path.join(tree, rel))
     except OSError:
         return None  # not a link (any more)
-    where = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
-    if target.startswith("/") or where == ".." or where.startswith("../") \
-            or judge_kind(where) not in ("oracle", "table"):  # type: ignore[operator]
-        return Escape(rel, target)
-    return None
+    return Escape(rel, target) if leads_out(judge, rel, target) else None
 
 
 def _links_under(tree: str, rel_dir: str) -> list[str]:
@@ -61,20 +64,27 @@ def _links_under(tree: str, rel_dir: str) -> list[str]:
     return sorted(found)
 
 
-def find(tree: str, config: Config) -> Escapes:
-    """The links of ``tree``'s judge that lead out of it."""
+def in_fixtures(tree: str, config: Config) -> list[Escape]:
+    """The links of ``tree``'s fixture pack that lead out of the oracle."""
+    from ballot_guard.oracle import Judge
+
+    judge = Judge(tree, config)
+    return [e for e in (_escape(tree, p, judge)
+                        for p in _links_under(tree, config.fixtures_dir)) if e]
+
+
+def in_judge(tree: str, config: Config) -> list[Escape]:
+    """The links among ``tree``'s properties, conftest, pytest config and table files
+    (at the root or above the properties) that lead out of the oracle."""
     from ballot_guard import tables
     from ballot_guard.oracle import ANCESTOR_FILES, Judge, ancestors
 
     judge = Judge(tree, config)
-    fixtures = tuple(e for e in (_leads_out(tree, p, judge.kind)
-                                 for p in _links_under(tree, config.fixtures_dir)) if e)
     near = [f"{a}/{n}" if a else n for a in ancestors(config.properties_dir)
             for n in (*ANCESTOR_FILES, *tables.TABLE_FILES)]
     candidates = [*_links_under(tree, config.properties_dir),
                   *(p for p in near if os.path.islink(os.path.join(tree, p)))]
-    others = tuple(e for e in (_leads_out(tree, p, judge.kind) for p in candidates) if e)
-    return Escapes(fixtures, others)
+    return [e for e in (_escape(tree, p, judge) for p in candidates) if e]
 
 
 def describe(e: Escape) -> str:

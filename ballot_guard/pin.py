@@ -116,32 +116,11 @@ def _decode(data: bytes) -> tuple[str | None, str | None]:
 
 
 def write_pin(root: str, name: str, value: Digest) -> str:
-    """Write ``value`` to the digest file atomically (temp file + rename); its path."""
-    import tempfile
+    """Write ``value`` to the digest file atomically; its path."""
+    from ballot_guard.atomic import write_text
 
     path = os.path.join(root, name)
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=".ballot-guard-pin.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(f"{value}\n".encode())
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text(path, f"{value}\n")
     return path
 
 

@@ -38,6 +38,7 @@ class Run:
     detail: str = ""          # why an error/timeout happened, in one line
     output: str = ""          # the tail of the run's output, kept for failures
     plugins: tuple[str, ...] = ()  # pytest plugins that may be project code (real paths)
+    early: bool = False       # project code ran before the run was released
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
@@ -107,8 +108,7 @@ def _counts_raw(path: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _counts(path: str) -> dict[str, int]:
-    data = _counts_raw(path)
+def _ints(data: Mapping[str, Any]) -> dict[str, int]:
     return {k: v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
@@ -139,8 +139,9 @@ def _unfinished_pass(raw: Mapping[str, Any]) -> tuple[str, str] | None:
 def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_out: bool,
             seconds: float, timeout: float) -> Run:
     outcome = outcome_of(exit_code, timed_out)
-    counts = _counts(req["result"])
-    unfinished = _unfinished_pass(_counts_raw(req["result"])) if outcome == "pass" else None
+    raw = _counts_raw(req["result"])
+    counts = _ints(raw)
+    unfinished = _unfinished_pass(raw) if outcome == "pass" else None
     if unfinished is not None:
         outcome, detail = unfinished
     elif timed_out:
@@ -156,11 +157,12 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
         detail = f"the runner crashed (exit {exit_code})"
     else:
         detail = ""
-    plugins = _counts_raw(req["result"]).get("plugins")
+    plugins = raw.get("plugins")
     return Run(outcome, exit_code, seconds, counts.get("passed", 0),
                counts.get("failed", 0) + counts.get("errors", 0), detail,
                "" if outcome == "pass" else _tail(req["log"]),
-               tuple(str(p) for p in plugins) if isinstance(plugins, list) else ())
+               tuple(str(p) for p in plugins) if isinstance(plugins, list) else (),
+               bool(raw.get("early")))
 
 
 class _Zygote:
@@ -446,7 +448,7 @@ class Session:
                 run = Run("error", None, 0.0, detail="the runner process ended unexpectedly")
             done(task[0], run)
             if run.exit is not None:
-                ahead = not _counts_raw(req["result"]).get("early")
+                ahead = not run.early
             task = nxt if nxt is not None else take()
 
     def _live_zygote(self) -> _Zygote:

@@ -7,7 +7,6 @@ a hook never dirties the tree.
 from __future__ import annotations
 
 import os
-import time
 from datetime import datetime, timezone
 
 DIRNAME = ".ballot_guard"
@@ -19,10 +18,9 @@ def state_dir(root: str) -> str:
     os.makedirs(path, exist_ok=True)
     ignore = os.path.join(path, ".gitignore")
     if not os.path.exists(ignore):
-        tmp = f"{ignore}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write("*\n")
-        os.replace(tmp, ignore)
+        from ballot_guard.atomic import write_text
+
+        write_text(ignore, "*\n")
     return path
 
 
@@ -43,21 +41,3 @@ def parse_utc(text: str) -> float | None:
         if stamp.tzinfo is None:
             stamp = stamp.replace(tzinfo=timezone.utc)
     return stamp.timestamp()
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    name = f".{os.path.basename(path)}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    tmp = os.path.join(directory, name)
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
