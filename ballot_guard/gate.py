@@ -25,6 +25,7 @@ from ballot_guard.exit_codes import CANNOT_JUDGE, DRIFT
 from ballot_guard.runner import Run, RunnerInfo, Session, check_not_tracked, find_interpreter, \
     run_env
 from ballot_guard.scorecard import Known
+from ballot_guard.shard import ShardSpec, assign, load_durations, record, seed_of_commit
 from ballot_guard.state import state_dir, utc_now
 
 SCORECARD = "scorecard.json"
@@ -233,8 +234,12 @@ def record_freezes(top: str, config: Config, new: Sequence[Ballot], known: Known
 def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
              properties: Sequence[str] = (), jobs: int = 1, seed: int | None = None,
              scorecard: str | None = None, junit_xml: str | None = None, as_json: bool = False,
-             environ: Mapping[str, str] | None = None) -> int:
-    """The whole ``gate`` command; prints the report and returns the exit code."""
+             environ: Mapping[str, str] | None = None, shard: ShardSpec | None = None,
+             durations: str | None = None) -> int:
+    """The whole ``gate`` command; prints the report and returns the exit code.
+
+    With ``shard`` only that shard's voters run, and no freeze is recorded:
+    ``gate --merge`` of every shard's scorecard is the one writer of the verdict."""
     from ballot_guard import scorecard as sc
 
     out = sys.stderr if as_json else sys.stdout
@@ -246,13 +251,16 @@ def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
             raise UsageError("--repeats must be at least 2")
         if jobs < 1:
             raise UsageError("--jobs must be at least 1")
+        if durations is not None and shard is None:
+            raise UsageError("--durations goes with --shard K/N")
         top = git.toplevel(root)
-        known.seed = seed_or_new(seed)
         sha = git.resolve(top, rev) if rev is not None else git.head(top)
+        known.seed = seed_or_new(seed) if shard is None or seed is not None \
+            else seed_of_commit(sha)
         known.commit = sha
         with _tree(top, sha if rev is not None else None, environ) as tree:
             code = _vote(top, tree, rev and sha, known, repeats=repeats, properties=properties,
-                         jobs=jobs, environ=environ, out=out)
+                         jobs=jobs, environ=environ, out=out, shard=shard, durations=durations)
     except CannotJudge as exc:
         known.error = str(exc)
         if top is not None:
@@ -278,12 +286,20 @@ def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str
 
 def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | None,
           properties: Sequence[str], jobs: int, environ: Mapping[str, str] | None,
-          out: IO[str]) -> int:
+          out: IO[str], shard: ShardSpec | None = None, durations: str | None = None) -> int:
     from ballot_guard import freeze
     from ballot_guard.report import Progress, print_report
 
     config = load_worktree(tree)
     voters = discover(tree, config, properties, repeats)
+    if shard is not None:
+        names = [v.name for v in voters]
+        weights = load_durations(durations, names) if durations is not None else \
+            {v.name: float(v.repeats) for v in voters}
+        plan = assign(names, shard.n, weights)
+        known.shard = record(shard, names, plan, config)
+        mine = set(plan[shard.k - 1])
+        voters = [v for v in voters if v.name in mine]
     assert known.seed is not None
     with Stage(top, tree, config, rev=rev, seed=known.seed, jobs=jobs,
                environ=environ) as stage:
@@ -321,11 +337,18 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
     extras = f", hypothesis {info.hypothesis}" if info.hypothesis else ""
     header = (f"ballot-guard gate: {where}; python {info.python} (pytest {info.pytest}{extras}); "
               f"seed {known.seed}")
+    if shard is not None and known.shard is not None:
+        header += (f"; shard {shard}: {len(voters)} of {len(known.shard['all_voters'])} "
+                   "voters")
     print_report(ballots, seed=known.seed, header=header, stream=out, environ=environ)
     if moved:
         print(oracle_moved_message(moved), file=out)
         return CANNOT_JUDGE
     new = [b for b in ballots if b.ballot == "freeze"]
-    if new or rev is not None:
+    if shard is not None:
+        if new:
+            print(f"shard {shard}: {', '.join(b.name for b in new)} flipped; the freeze is "
+                  "recorded by `ballot-guard gate --merge` of every shard's scorecard", file=out)
+    elif new or rev is not None:
         record_freezes(top, config, new, known, freeze_path if rev is not None else None, out)
     return exit_code(ballots)

@@ -31,6 +31,7 @@ class Known:
     pytest: str | None = None
     ballots: dict[str, Ballot] = field(default_factory=dict)
     error: str | None = None
+    shard: dict[str, Any] | None = None  # gate --shard K/N: the shard and the whole assignment
 
 
 def build(known: Known, exit_code: int) -> dict[str, Any]:
@@ -42,6 +43,8 @@ def build(known: Known, exit_code: int) -> dict[str, Any]:
         "properties": {name: b.to_json() for name, b in known.ballots.items()},
         "exit": exit_code,
     }
+    if known.shard is not None:
+        card["shard"] = known.shard
     if known.error:
         card["error"] = known.error
     return card

@@ -27,14 +27,39 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
                    help="where to write the scorecard (default .ballot_guard/scorecard.json)")
     p.add_argument("--junit-xml", metavar="PATH", help="also write a JUnit XML report")
     p.add_argument("--json", action="store_true", help="print the scorecard on stdout")
+    p.add_argument("--shard", metavar="K/N",
+                   help="run only the voters of shard K of N (by voter, never by run; the "
+                        "same assignment on every shard); the seed comes from --seed or the "
+                        "commit")
+    p.add_argument("--durations", metavar="SCORECARD",
+                   help="with --shard: balance the shards by the durations this scorecard "
+                        "recorded")
+    p.add_argument("--merge", nargs="+", metavar="SCORECARD",
+                   help="one verdict from every shard's scorecard (the one writer of the "
+                        "verdict and of freeze records)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ballot_guard.errors import UsageError
     from ballot_guard.gate import run_gate
+    from ballot_guard.shard import parse_spec
 
+    scorecard = os.path.abspath(args.scorecard) if args.scorecard else None
+    junit_xml = os.path.abspath(args.junit_xml) if args.junit_xml else None
+    if args.merge:
+        other = [flag for flag, given in (
+            ("--rev", args.rev), ("--repeats", args.repeats is not None),
+            ("--property", args.properties), ("--seed", args.seed is not None),
+            ("--shard", args.shard), ("--durations", args.durations),
+            ("--jobs", args.jobs != 1)) if given]
+        if other:
+            raise UsageError(f"--merge takes no {other[0]}: the shards' scorecards say it all")
+        from ballot_guard.shard_merge import merge
+
+        return merge(".", args.merge, scorecard=scorecard, junit_xml=junit_xml,
+                     as_json=args.json)
+    shard = parse_spec(args.shard) if args.shard is not None else None
     return run_gate(".", rev=args.rev, repeats=args.repeats, properties=args.properties,
-                    jobs=args.jobs, seed=args.seed,
-                    scorecard=os.path.abspath(args.scorecard) if args.scorecard else None,
-                    junit_xml=os.path.abspath(args.junit_xml) if args.junit_xml else None,
-                    as_json=args.json)
+                    jobs=args.jobs, seed=args.seed, scorecard=scorecard, junit_xml=junit_xml,
+                    as_json=args.json, shard=shard, durations=args.durations)
