@@ -3,18 +3,22 @@
 Scope of every commit in BASE..HEAD, the pin and the gate at HEAD, in the
 contract's order (combined.judge).  Under GitHub Actions
 (``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations for what
-blocked and appends a Markdown summary to ``$GITHUB_STEP_SUMMARY``.
+blocked (the only workflow commands it prints: every other line goes through
+``ci_log``) and appends a Markdown summary to ``$GITHUB_STEP_SUMMARY``
+(``step_summary``: a regular file only, never blocking, never the exit code).
 """
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ballot_guard.annotations as gh
-from ballot_guard import exit_codes, git
+from ballot_guard import ci_log, exit_codes, git, step_summary
 from ballot_guard.combined import Judgement, judge
 from ballot_guard.errors import CannotJudge
+from ballot_guard.output import warn
 from ballot_guard.prepush import Target
 
 WORDS = {0: "clean", 1: "blocked", 2: "fixture pin", 3: "abstained", 4: "could not judge"}
@@ -40,12 +44,15 @@ def run_ci(root: str, base: str, *, environ: Mapping[str, str] | None = None) ->
 
 
 def _github(j: Judgement, env: Mapping[str, str]) -> None:
+    """The annotations (the only lines printed as workflow commands) and the summary."""
     for line in annotation_lines(j):
-        print(line, flush=True)
+        ci_log.command(line)
     path = env.get("GITHUB_STEP_SUMMARY")
     if path:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(summary(j))
+        problem = step_summary.append(path, summary(j))
+        if problem is not None:
+            warn(f"ballot-guard: warning: the step summary was not written ({problem}); "
+                 f"the verdict stands (exit {j.code})")
 
 
 def _blocked_paths(v: Any) -> list[str]:
@@ -92,8 +99,16 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+def _code(text: str) -> str:
+    """A Markdown code span that holds ``text`` whatever backticks it contains."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _paths(paths: Sequence[str]) -> str:
-    return _cell(", ".join(f"`{p}`" for p in paths)) if paths else "-"
+    return _cell(", ".join(_code(ci_log.neutral(p)) for p in paths)) if paths else "-"
 
 
 def summary(j: Judgement) -> str:

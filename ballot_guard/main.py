@@ -12,6 +12,7 @@ import sys
 from typing import NoReturn, Sequence
 
 from ballot_guard import __version__
+from ballot_guard.ci_log import guard
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import CANNOT_JUDGE
 
@@ -58,7 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.disable()  # this process ends with the command (a library call keeps it)
     from ballot_guard.cli import COMMANDS
 
-    parser = build_parser(first if first in COMMANDS else None)
+    with guard(os.environ):  # under GitHub Actions: no line the change wrote is a command
+        return _dispatch(build_parser(first if first in COMMANDS else None), args_list)
+
+
+def _dispatch(parser: Parser, args_list: list[str]) -> int:
     try:
         args = parser.parse_args(args_list)
     except UsageError as exc:

@@ -1,6 +1,7 @@
 """``ballot-guard ci --base REV`` and its GitHub Actions output."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -8,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ballot_guard.annotations import command, error, escape_data, escape_property
-from tests.helpers import Repo, run_cli
+from tests.helpers import Repo, run_bg, run_cli
 from tests.hookutil import BILLING, FLAKY, make_project
+from tests.runner_syntax import commands, unescape_property
 
 
 def _unescape(text: str) -> str:
@@ -179,3 +181,88 @@ def test_a_history_that_adopts_again_over_the_adopted_one_is_blocked_in_ci(
     res = run_cli(["ci", "--base", adopted], repo.path)
     assert res.code == 1, res.out + res.err
     assert "rule 2" in res.out and "as a whole" in res.out
+
+
+# --- nothing from the change reaches the log raw -----------------------------------------
+
+NASTY = ["::stop-commands::x", "  ::add-mask::BLOCKED", "##[error]x",
+         "nl\n::add-mask::ballot\r##[warning]y.txt"]
+
+
+def _only_our_annotations(text: str) -> list[dict[str, str]]:
+    """Every workflow command the runner would read in ``text``: each must be ours."""
+    found = commands(text)
+    assert [c.name for c in found] == ["error"] * len(found), found
+    return [c.props for c in found]
+
+
+def test_path_names_cannot_inject_workflow_commands(pr: Repo, github: Path) -> None:
+    for name in NASTY:
+        pr.write(name, "x = 1\n")
+    pr.write("properties/test_bounded_retry.py",
+             (pr.path / "properties/test_bounded_retry.py").read_text() + "\n")
+    pr.commit_all("mixed, with names that are workflow commands")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 1, res.out + res.err
+    props = _only_our_annotations(res.out + "\n" + res.err)
+    annotated = {unescape_property(p["file"]) for p in props if "file" in p}
+    assert annotated >= {*NASTY, "properties/test_bounded_retry.py"}
+    assert "\\u003a:stop-commands::x" in res.out  # the path is still shown, defused
+    assert "#\\u0023[error]x" in res.out
+    assert "\\u003a:add-mask::ballot\\r#\\u0023[warning]y.txt" in res.out.splitlines()
+    assert "| blocked | 1 |" in github.read_text()
+
+
+def test_the_change_s_output_cannot_inject_workflow_commands(pr: Repo, github: Path) -> None:
+    talk = ("    print('::stop-commands::tok')\n    print('  ::add-mask::fail')\n"
+            "    print('x ##[error]spoofed')\n")
+    pr.write("billing.py", BILLING.replace("calls >= retries", "calls > retries")
+             .replace("    calls = 0\n", talk + "    calls = 0\n"))
+    pr.commit_all("retry four times, and talk to the runner")
+    res = run_cli(["ci", "--base", "main"], pr.path)
+    assert res.code == 1, res.out + res.err
+    assert "\\u003a:stop-commands::tok" in res.out  # the failing run's output, defused
+    props = _only_our_annotations(res.out + "\n" + res.err)
+    assert {"file": "properties/test_bounded_retry.py",
+            "title": "ballot-guard%3A fail (exit 1)"} in props
+
+
+def _ci_env(summary: Path) -> dict[str, str]:
+    return {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+
+
+@pytest.mark.parametrize("reader", [False, True], ids=["no-reader", "reader"])
+def test_a_fifo_summary_never_hangs_and_never_changes_the_exit_code(
+        pr: Repo, tmp_path: Path, reader: bool) -> None:
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    pr.write("billing.py", BILLING + "\n# tidy\n")
+    pr.commit_all("tidy")
+    held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK) if reader else None
+    try:
+        res = run_bg(["ci", "--base", "main"], pr.path, env=_ci_env(fifo), timeout=240)
+    finally:
+        if held is not None:
+            os.close(held)
+    assert res.code == 0, res.out + res.err
+    assert "ballot-guard: clean (exit 0)" in res.out
+    assert "warning: the step summary was not written" in res.err
+    assert str(fifo) in res.err and "the verdict stands (exit 0)" in res.err
+    assert ("is a FIFO" if reader else "No such device or address") in res.err
+
+
+@pytest.mark.parametrize("blocked", [False, True], ids=["clean", "blocked"])
+def test_a_directory_summary_is_a_warning_and_the_verdict_stands(pr: Repo, tmp_path: Path,
+                                                                  blocked: bool) -> None:
+    where = tmp_path / "summary-dir"
+    where.mkdir()
+    pr.write("billing.py", BILLING + "\n# tidy\n")
+    if blocked:
+        pr.write("properties/test_bounded_retry.py",
+                 (pr.path / "properties/test_bounded_retry.py").read_text() + "\n")
+    pr.commit_all("change")
+    res = run_bg(["ci", "--base", "main"], pr.path, env=_ci_env(where), timeout=240)
+    assert res.code == (1 if blocked else 0), res.out + res.err
+    assert f"(exit {res.code})" in res.out
+    assert f"the step summary was not written (cannot open {where}: Is a directory)" in res.err
+    assert list(where.iterdir()) == []
