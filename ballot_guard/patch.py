@@ -12,6 +12,11 @@ is their union, so that no path git would apply goes unclassified:
    not a header).  A traditional diff whose ``---`` and ``+++`` name different
    files counts both.  Names are read by ``ballot_guard.patchnames``.
 
+Every line our reading does not consume is scanned as GNU ``patch`` would scan it
+(``ballot_guard.patchstart``): what ``patch`` could apply there (an indented or
+encapsulated section, a context, normal or ed diff) is refused, so that nothing
+``patch`` would change goes unjudged.
+
 Hunks are never parsed beyond their line counts.  A malformed diff, or a path
 that leaves the repository once normalised (``a/src/../../x``, an absolute
 path), cannot be judged (exit 4).  The patch is applied to a temporary index

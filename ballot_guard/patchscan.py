@@ -4,7 +4,9 @@ Every path named in ``diff --git``, ``---``/``+++``, ``rename from/to`` and
 ``copy from/to`` lines counts; hunk bodies are skipped by counting the lines their
 ``@@ -a,b +c,d @@`` header announces, so a removed line reading ``-- x`` is not a
 header.  A traditional diff whose ``---`` and ``+++`` name different files counts
-both.  ``scan`` first tries the bulk reading of a clean ``git diff``
+both.  Text the reading does not consume is scanned for what GNU ``patch`` would
+apply (``ballot_guard.patchstart``), and ``Index:`` names count.  ``scan`` first
+tries the bulk reading of a clean ``git diff``
 (``ballot_guard.gitdiff``).
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ballot_guard.patchnames import (
     strip_prefix,
     traditional_raw,
 )
+from ballot_guard.patchstart import index_name, stretch
 
 
 class _Record:
@@ -112,32 +115,51 @@ def record_changes(r: _Record) -> list[FileChange]:
 
 
 def scan_lines(data: bytes, first_line: int = 1) -> list[_Record]:
-    """The precise reading, line by line, counting every hunk's lines."""
+    """The precise reading, line by line, counting every hunk's lines.
+
+    Every stretch of lines it does not consume (text before, between and after the
+    sections it reads) is scanned as GNU ``patch`` would scan it
+    (``ballot_guard.patchstart``): what ``patch`` would apply there is refused, and
+    ``Index:`` names count.  A hunk must follow its ``+++`` header or the previous
+    hunk directly: after other text, ``patch`` would look for new file names there.
+    """
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
     records: list[_Record] = []
     cur: _Record | None = None
     i, n = 0, len(lines)
+    gap = 0  # the first line of the stretch not consumed yet
+    read_end = -1  # the line after the last ``+++`` header or hunk body
     while i < n:
         line = lines[i]
         lineno = i + first_line
-        i += 1
         if line.startswith(b"diff --git "):
+            stretch(lines, gap, i, first_line)
+            i += 1
             cur = _Record(lineno, True, git_header_raw(line[11:], lineno))
             records.append(cur)
-        elif line.startswith(b"--- ") and i < n and lines[i].startswith(b"+++ "):
+            gap = i
+        elif line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
+            stretch(lines, gap, i, first_line)
             if cur is None or not cur.git or cur.minus_seen or cur.hunks:
                 cur = _Record(lineno, False)
                 records.append(cur)
-            cur.traditional(line[4:], lines[i][4:], lineno)
-            i += 1
+            cur.traditional(line[4:], lines[i + 1][4:], lineno)
+            i += 2
+            gap = read_end = i
         elif line.startswith(b"@@ -"):
             m = _HUNK.match(line)
             if m is None:
                 raise PatchError(f"line {lineno}: malformed hunk header")
             if cur is None:
                 raise PatchError(f"line {lineno}: a hunk without a file header")
+            if read_end != i:
+                raise PatchError(f"line {lineno}: a hunk after text that is not its file "
+                                 "header or the previous hunk (GNU patch would look for "
+                                 "other file names there)")
+            stretch(lines, gap, i, first_line)
+            i += 1
             cur.hunks += 1
             old = 1 if m.group(2) is None else int(m.group(2))
             new = 1 if m.group(4) is None else int(m.group(4))
@@ -162,13 +184,18 @@ def scan_lines(data: bytes, first_line: int = 1) -> list[_Record]:
                 if old < 0 or new < 0:
                     raise PatchError(f"line {where}: malformed hunk (more lines than its "
                                      f"header at line {lineno} says)")
+            while i < n and lines[i].startswith(b"\\"):
+                i += 1  # "\ No newline at end of file" after the last line
+            gap = read_end = i
         else:
-            if line.startswith(b"*** ") and i < n and lines[i].startswith(b"--- ") or \
-                    line.rstrip(b"\r") == b"*" * 15:
-                # git apply skips a context diff as noise, GNU patch applies it: refuse it
-                raise PatchError(f"line {lineno}: a context diff (*** / ---) cannot be "
-                                 "judged; hand over a unified diff")
+            i += 1
+            name = index_name(line) if line[:1] in (b"I", b" ", b"\t", b"X", b"-") else None
+            if name is not None:
+                rec = _Record(lineno, False)
+                rec.extra, rec.p0 = (strip_prefix(name),), (name,)
+                records.append(rec)
             _header_line(cur, line.rstrip(b"\r"), lineno)
+    stretch(lines, gap, n, first_line)
     return records
 
 
