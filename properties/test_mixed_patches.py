@@ -93,7 +93,7 @@ def diff(path: str, old: str | None, new: str) -> str:
 segment = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(segment, segment, st.booleans())
 def test_any_oracle_and_behaviour_pair_is_blocked(adopted: Path, prop: str, module: str,
