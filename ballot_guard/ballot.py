@@ -58,5 +58,14 @@ def exit_code(ballots: Iterable[Ballot]) -> int:
 
 
 def catch_probability(runs: int, p: float = 0.1) -> float:
-    """Chance that ``runs`` runs of an oracle failing with probability ``p`` disagree."""
+    """Chance that ``runs`` independent runs of a property failing with probability ``p``
+    disagree (so that it freezes instead of voting)."""
     return 1.0 - p ** runs - (1.0 - p) ** runs
+
+
+def repeats_for(target: float, p: float = 0.1) -> int:
+    """The fewest runs (at least 2) that catch such a property with ``target`` probability."""
+    n = 2
+    while catch_probability(n, p) < target:
+        n += 1
+    return n

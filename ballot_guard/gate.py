@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from ballot_guard import git, oracle_watch, plugin_rule
+from ballot_guard import git, oracle_watch, plugin_rule, schedule
 from ballot_guard.ballot import Ballot, decide, exit_code
 from ballot_guard.config import Config, load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
@@ -173,10 +173,12 @@ class Stage:
         return self.session.start()
 
     def run_all(self, voters: Sequence[Voter],
-                on_run: Callable[[str, Run], None] = lambda n, r: None) -> dict[str, list[Run]]:
-        """Run every voter ``repeats`` times; runs of one voter kept in order."""
+                on_run: Callable[[str, Run], None] = lambda n, r: None,
+                run_times: Mapping[str, float] | None = None) -> dict[str, list[Run]]:
+        """Run every voter ``repeats`` times, the repeats interleaved (``schedule``):
+        run 1 of every voter, then run 2, ..., the longest (by ``run_times``) first."""
         assert self.session is not None
-        tasks = [((v.name, i), v.path) for v in voters for i in range(v.repeats)]
+        tasks = schedule.rounds([(v.name, v.path, v.repeats) for v in voters], run_times)
         results = self.session.run_all(tasks, lambda key, run: on_run(key[0], run))  # type: ignore[index]
         return {v.name: [results[(v.name, i)] for i in range(v.repeats)] for v in voters}
 
@@ -259,8 +261,11 @@ def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
             else seed_of_commit(sha)
         known.commit = sha
         with _tree(top, sha if rev is not None else None, environ) as tree:
+            run_times = schedule.durations_from(
+                scorecard or os.path.join(state_dir(top), SCORECARD))
             code = _vote(top, tree, rev and sha, known, repeats=repeats, properties=properties,
-                         jobs=jobs, environ=environ, out=out, shard=shard, durations=durations)
+                         jobs=jobs, environ=environ, out=out, shard=shard, durations=durations,
+                         run_times=run_times)
     except CannotJudge as exc:
         known.error = str(exc)
         if top is not None:
@@ -286,7 +291,8 @@ def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str
 
 def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | None,
           properties: Sequence[str], jobs: int, environ: Mapping[str, str] | None,
-          out: IO[str], shard: ShardSpec | None = None, durations: str | None = None) -> int:
+          out: IO[str], shard: ShardSpec | None = None, durations: str | None = None,
+          run_times: Mapping[str, float] | None = None) -> int:
     from ballot_guard import freeze
     from ballot_guard.report import Progress, print_report
 
@@ -322,7 +328,8 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
         progress = Progress(sum(v.repeats for v in active))
         before = oracle_watch.signature(tree, config)
         try:
-            runs = stage.run_all(active, lambda name, run: progress.step(name, run.outcome))
+            runs = stage.run_all(active, lambda name, run: progress.step(name, run.outcome),
+                                 run_times)
         finally:
             progress.close()
         moved = oracle_watch.changed(before, oracle_watch.signature(tree, config))

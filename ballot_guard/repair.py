@@ -24,6 +24,26 @@ from ballot_guard.scorecard import Known
 from ballot_guard.state import state_dir, utc_now
 
 
+# Runs an unfreeze makes by default, whatever the configured repeats: a voter still
+# flipping half the time passes 7 independent runs in a row only 1 time in 128.
+UNFREEZE_RUNS = 7
+
+
+def runs_needed(name: str, configured: int, asked: int | None) -> int:
+    """``max(repeats, 7)`` by default; ``--repeats`` may ask for more, never fewer than 2,
+    and never fewer than the configured repeats: scope rule 4 accepts the ``unfrozen``
+    record only with at least that many passing runs."""
+    if asked is None:
+        return max(configured, UNFREEZE_RUNS)
+    if asked < 2:
+        raise UsageError("--repeats must be at least 2")
+    if asked < configured:
+        raise UsageError(f"--repeats {asked} is fewer than the {configured} repeats configured "
+                         f"for {name}: the freeze file's `unfrozen` record must carry at least "
+                         "that many passing runs (scope rule 4)")
+    return asked
+
+
 def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int | None = None,
                   environ: Mapping[str, str] | None = None) -> int:
     top = git.toplevel(root)
@@ -31,11 +51,7 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
     path = os.path.join(top, config.freeze_file)
     if name not in freeze.load(path).frozen:
         raise CannotJudge(f"{name!r} is not frozen in {config.freeze_file}")
-    needed = config.repeats_of(name)
-    if repeats is not None and repeats < max(2, needed):
-        raise UsageError(f"--repeats must be at least {max(2, needed)} for {name} "
-                         "(its configured repeats)")
-    voter = discover(top, config, [name], repeats)[0]
+    voter = discover(top, config, [name], runs_needed(name, config.repeats_of(name), repeats))[0]
     known = Known(seed=seed_or_new(seed), commit=git.head(top))
     out = sys.stdout
     if not check_digest(top, config, None, known, out):

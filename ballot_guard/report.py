@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import IO, Mapping, Sequence
 
-from ballot_guard.ballot import Ballot, catch_probability
+from ballot_guard.ballot import FAILING, Ballot, catch_probability, repeats_for
 from ballot_guard.output import use_color
 
 _COLOR = {"pass": "32", "fail": "31", "error": "31", "freeze": "33", "frozen": "33"}
@@ -21,19 +21,35 @@ def _paint(text: str, ballot: str, stream: IO[str], environ: Mapping[str, str] |
 
 
 def budget_line(repeats: Sequence[int], p: float = 0.1) -> str:
-    """What the repeat budget can see, said plainly."""
-    parts = []
-    for n in sorted(set(repeats)):
-        parts.append(f"{n} runs catch an oracle that fails {p:.0%} of the time with "
-                     f"probability {catch_probability(n, p):.2f}")
-    return "; ".join(parts) + "." if parts else ""
+    """What the repeat budget can see, as what it is: a figure for independent runs."""
+    counts = sorted(set(repeats))
+    if not counts:
+        return ""
+    odds = [f"{n} runs with probability {catch_probability(n, p):.2f}" for n in counts]
+    odds[0] = (f"{counts[0]} runs catch a property that fails {p:.0%} of the time with "
+               f"probability {catch_probability(counts[0], p):.2f}")
+    return (f"if runs are independent, {', '.join(odds)} "
+            f"(repeats = {repeats_for(0.9, p)} for 0.9, repeats = {repeats_for(0.99, p)} "
+            "for 0.99).")
+
+
+def runs_cell(b: Ballot) -> str:
+    """``4 of 5 failed`` (timeouts count as failing; errors are said apart)."""
+    if not b.runs:
+        return "not run"
+    outcomes = [r.outcome for r in b.runs]
+    text = f"{sum(o in FAILING for o in outcomes)} of {len(outcomes)} failed"
+    timeouts, errors = outcomes.count("timeout"), outcomes.count("error")
+    if timeouts:
+        text += f" ({timeouts} timed out)"
+    if errors:
+        text += f", {errors} error" + ("s" if errors > 1 else "")
+    return text
 
 
 def table(ballots: Sequence[Ballot], stream: IO[str],
           environ: Mapping[str, str] | None = None) -> list[str]:
-    rows = [(b.name, b.ballot, f"{len(b.runs)}/{b.repeats}"
-             + (" " + ",".join(r.outcome for r in b.runs) if b.runs else ""),
-             f"{b.seconds:.2f}") for b in ballots]
+    rows = [(b.name, b.ballot, runs_cell(b), f"{b.seconds:.2f}") for b in ballots]
     head = ("property", "ballot", "runs", "seconds")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]

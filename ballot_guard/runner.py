@@ -7,7 +7,7 @@ pytest, is ``ballot_guard.interpreter``'s job (re-exported here).
 """
 from __future__ import annotations
 
-import collections
+import dataclasses
 import functools
 import itertools
 import json
@@ -23,6 +23,7 @@ from ballot_guard.errors import CannotJudge
 from ballot_guard.interpreter import (HANDSHAKE_TIMEOUT, ZYGOTE, RunnerInfo,
                                       check_not_tracked, find_interpreter,
                                       parse_describe, probe, resolve_runner)
+from ballot_guard.schedule import Scheduler
 
 __all__ = ["Run", "RunnerInfo", "Session", "check_not_tracked", "find_interpreter",
            "outcome_of", "probe", "pytest_args", "resolve_runner", "run_env"]
@@ -39,10 +40,12 @@ class Run:
     output: str = ""          # the tail of the run's output, kept for failures
     plugins: tuple[str, ...] = ()  # pytest plugins that may be project code (real paths)
     early: bool = False       # project code ran before the run was released
+    started: float | None = None  # when it was released: seconds since the runs began
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
-                "passed": self.passed, "failed": self.failed}
+                "passed": self.passed, "failed": self.failed,
+                "started": None if self.started is None else round(self.started, 3)}
 
 
 def outcome_of(exit_code: int | None, timed_out: bool) -> str:
@@ -137,7 +140,8 @@ def _unfinished_pass(raw: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_out: bool,
-            seconds: float, timeout: float) -> Run:
+            start: float, timeout: float) -> Run:
+    seconds = time.monotonic() - start
     outcome = outcome_of(exit_code, timed_out)
     raw = _counts_raw(req["result"])
     counts = _ints(raw)
@@ -162,7 +166,7 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
                counts.get("failed", 0) + counts.get("errors", 0), detail,
                "" if outcome == "pass" else _tail(req["log"]),
                tuple(str(p) for p in plugins) if isinstance(plugins, list) else (),
-               bool(raw.get("early")))
+               bool(raw.get("early")), start)
 
 
 class _Zygote:
@@ -269,8 +273,8 @@ class _Zygote:
         with self.cond:
             self.inbox.pop(rid, None)
         assert status is not None
-        return _finish(req, status.get("exit"), status.get("signal"), timed_out,
-                       time.monotonic() - start, timeout)
+        return _finish(req, status.get("exit"), status.get("signal"), timed_out, start,
+                       timeout)
 
     @property
     def alive(self) -> bool:
@@ -321,7 +325,7 @@ def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, 
     finally:
         live.discard(proc.pid)
     sig = -code if code < 0 else None
-    return _finish(req, None if sig else code, sig, timed_out, time.monotonic() - start, timeout)
+    return _finish(req, None if sig else code, sig, timed_out, start, timeout)
 
 
 class Session:
@@ -342,6 +346,7 @@ class Session:
         self.zygote: _Zygote | None = None
         self.spawn_lock = threading.Lock()
         self.stopped = False
+        self.scheduler: Scheduler | None = None
         self.fresh: set[int] = set()  # fallback runs going now (process groups)
         self.counter = itertools.count(1)
 
@@ -379,31 +384,33 @@ class Session:
     def run_all(self, tasks: Sequence[tuple[Hashable, str]],
                 on_run: Callable[[Hashable, Run], None] = lambda k, r: None
                 ) -> dict[Hashable, Run]:
-        """Run each (key, property path) once, ``jobs`` at a time; each a fresh process state."""
-        queue = collections.deque(tasks)
+        """Run each (key, property path) once, ``jobs`` at a time; each a fresh process state.
+
+        The order is ``tasks``' own, except that runs of one path never overlap nor
+        follow each other directly while another path has runs (``schedule.Scheduler``).
+        """
+        sched = self.scheduler = Scheduler(tasks)
+        if self.stopped:
+            sched.stop()
         results: dict[Hashable, Run] = {}
+        origin = time.monotonic()
 
-        def take() -> tuple[Hashable, str] | None:
-            if self.stopped:
-                return None
-            try:
-                return queue.popleft()
-            except IndexError:
-                return None
-
-        def done(key: Hashable, run: Run) -> None:
-            results[key] = run
-            on_run(key, run)
+        def done(task: tuple[Hashable, str], run: Run) -> None:
+            if run.started is not None:
+                run = dataclasses.replace(run, started=run.started - origin)
+            sched.done(task, run.seconds)
+            results[task[0]] = run
+            on_run(task[0], run)
 
         if not self.fork:
             def fresh_worker() -> None:
-                while (task := take()) is not None:
-                    done(task[0], _run_fresh(self.python, self.request(task[1]), cwd=self.cwd,
-                                             env=self.env, timeout=self.timeout,
-                                             live=self.fresh))
+                while (task := sched.take()) is not None:
+                    done(task, _run_fresh(self.python, self.request(task[1]), cwd=self.cwd,
+                                          env=self.env, timeout=self.timeout,
+                                          live=self.fresh))
             workers = [fresh_worker] * self.jobs
         else:
-            workers = [functools.partial(self._work, i, take, done) for i in range(self.jobs)]
+            workers = [functools.partial(self._work, sched, done) for _ in range(self.jobs)]
         if len(workers) == 1:
             workers[0]()
             return results
@@ -420,11 +427,10 @@ class Session:
             pool.shutdown(wait=True)
         return results
 
-    def _work(self, slot: int, take: Callable[[], tuple[Hashable, str] | None],
-              done: Callable[[Hashable, Run], None]) -> None:
-        """One zygote's loop: release a run, prepare the next while it runs (once safe)."""
+    def _work(self, sched: Scheduler, done: Callable[[tuple[Hashable, str], Run], None]) -> None:
+        """One job slot's loop: release a run, prepare the next while it runs (once safe)."""
         ahead = False  # only after a run showed no project code before its "go"
-        task = take()
+        task = sched.take()
         prepared: tuple[str, dict[str, Any], _Zygote] | None = None
         while task is not None:
             nxt: tuple[Hashable, str] | None = None
@@ -438,7 +444,7 @@ class Session:
                 rid, req, _ = prepared
                 prepared = None
                 if ahead and self.ahead:
-                    nxt = take()
+                    nxt = sched.take(wait=False)
                     if nxt is not None:  # its start-up overlaps this run; no project code yet
                         nreq = self.request(nxt[1])
                         prepared = (z.prepare(nreq), nreq, z)
@@ -446,10 +452,10 @@ class Session:
             except (EOFError, OSError, ValueError, AssertionError):
                 prepared = None
                 run = Run("error", None, 0.0, detail="the runner process ended unexpectedly")
-            done(task[0], run)
+            done(task, run)
             if run.exit is not None:
                 ahead = not run.early
-            task = nxt if nxt is not None else take()
+            task = nxt if nxt is not None else sched.take()
 
     def _live_zygote(self) -> _Zygote:
         """The shared runner, restarted if it died (its runs came back as errors)."""
@@ -466,6 +472,8 @@ class Session:
 
     def close(self) -> None:
         self.stopped = True
+        if self.scheduler is not None:
+            self.scheduler.stop()
         for pid in list(self.fresh):
             _kill_group(pid)
         if self.zygote is not None:

@@ -33,9 +33,11 @@ def _run(path: str, name: str, raw: Any) -> Run:
     if not isinstance(raw, dict) or raw.get("outcome") not in _OUTCOMES:
         raise ShardError(f"{path}: voter {name!r} has a malformed run record")
     try:
+        started = raw.get("started")
         return Run(outcome=raw["outcome"], exit=raw.get("exit"),
                    seconds=float(raw.get("seconds", 0.0)), passed=int(raw.get("passed", 0)),
-                   failed=int(raw.get("failed", 0)))
+                   failed=int(raw.get("failed", 0)),
+                   started=None if started is None else float(started))
     except (TypeError, ValueError) as exc:
         raise ShardError(f"{path}: voter {name!r} has a malformed run record") from exc
 

@@ -88,12 +88,49 @@ def test_unfreeze_after_stable_passes_records_the_runs(project: Repo) -> None:
     assert run_cli(["gate"], project.path).code == 0
 
 
+def test_unfreeze_runs_at_least_7_times_by_default(project: Repo) -> None:
+    make_project(project, {"flaky": PASS}, freeze=frozen_file())
+    res = run_cli(["unfreeze", "flaky"], project.path)
+    assert res.code == 0, res.out + res.err
+    assert "unfroze flaky after 7 stable passing runs; commit freeze_set.json alone in a " \
+        "reviewed repair commit" in res.out.splitlines()
+    event = read_json(project.path / "freeze_set.json")["history"][-1]
+    assert event["event"] == "unfrozen" and event["runs"] == ["pass"] * 7
+
+
+def test_unfreeze_runs_the_configured_repeats_when_they_are_more(project: Repo) -> None:
+    make_project(project, {"flaky": PASS}, freeze=frozen_file(),
+                 table="repeats_for = { flaky = 9 }\n")
+    assert run_cli(["unfreeze", "flaky"], project.path).code == 0
+    assert read_json(project.path / "freeze_set.json")["history"][-1]["runs"] == ["pass"] * 9
+
+
+def test_unfreeze_repeats_never_below_2_nor_the_configured_repeats(project: Repo) -> None:
+    make_project(project, {"flaky": PASS}, freeze=frozen_file(), table="repeats = 3\n")
+    res = run_cli(["unfreeze", "flaky", "--repeats", "1"], project.path)
+    assert (res.code, res.err) == (4, "ballot-guard: error: --repeats must be at least 2\n")
+    res = run_cli(["unfreeze", "flaky", "--repeats", "2"], project.path)
+    assert (res.code, res.err) == (4, "ballot-guard: error: --repeats 2 is fewer than the 3 "
+                                      "repeats configured for flaky: the freeze file's "
+                                      "`unfrozen` record must carry at least that many "
+                                      "passing runs (scope rule 4)\n")
+    assert read_json(project.path / "freeze_set.json") == frozen_file()
+    res = run_cli(["unfreeze", "flaky", "--repeats", "3"], project.path)  # fewer than 7: asked
+    assert res.code == 0, res.out + res.err
+    assert read_json(project.path / "freeze_set.json")["history"][-1]["runs"] == ["pass"] * 3
+
+
 def test_unfreeze_is_refused_on_failures_flips_and_unknown_names(project: Repo,
                                                                  tmp_path: Path) -> None:
     make_project(project, {"bad": FAIL, "flaky": flip(tmp_path / "c")},
                  freeze={"frozen": ["bad", "flaky"]})
-    assert run_cli(["unfreeze", "bad"], project.path).code == 1
-    assert run_cli(["unfreeze", "flaky"], project.path).code == 3
+    res = run_cli(["unfreeze", "bad"], project.path)
+    assert res.code == 1
+    assert "unfreeze refused: bad failed every run; it stays frozen" in res.out.splitlines()
+    assert res.out.splitlines()[2].split()[:5] == ["bad", "fail", "7", "of", "7"]
+    res = run_cli(["unfreeze", "flaky"], project.path)
+    assert res.code == 3
+    assert res.out.splitlines()[2].split()[:5] == ["flaky", "freeze", "3", "of", "7"]
     assert read_json(project.path / "freeze_set.json") == {"frozen": ["bad", "flaky"]}
     assert run_cli(["unfreeze", "nobody"], project.path).code == 4
     assert run_cli(["unfreeze", "bad", "--repeats", "1"], project.path).code == 4

@@ -6,8 +6,8 @@ import io
 import pytest
 from hypothesis import given, strategies as st
 
-from ballot_guard.ballot import Ballot, catch_probability, decide, exit_code
-from ballot_guard.report import Progress, budget_line, print_report
+from ballot_guard.ballot import Ballot, catch_probability, decide, exit_code, repeats_for
+from ballot_guard.report import Progress, budget_line, print_report, runs_cell
 from ballot_guard.runner import Run
 
 OUTCOMES = ("pass", "fail", "timeout", "error")
@@ -38,11 +38,69 @@ def test_exit_precedence(kinds: list[str]) -> None:
     assert code == expected
 
 
-@pytest.mark.parametrize("n, p, expected", [(2, 0.1, 0.18), (5, 0.1, 0.41), (2, 0.5, 0.5)])
+@pytest.mark.parametrize("n, p, expected", [(2, 0.1, 0.18), (5, 0.1, 0.41), (2, 0.5, 0.5),
+                                             (7, 0.5, 0.98), (22, 0.1, 0.90), (44, 0.1, 0.99)])
 def test_catch_probability(n: int, p: float, expected: float) -> None:
     assert round(catch_probability(n, p), 2) == expected
-    assert "2 runs catch an oracle that fails 10% of the time with probability 0.18" in \
-        budget_line([2, 2, 5])
+
+
+def test_the_repeats_that_reach_09_and_099() -> None:
+    assert (repeats_for(0.9), repeats_for(0.99)) == (22, 44)
+    assert catch_probability(21) < 0.9 <= catch_probability(22)
+    assert catch_probability(43) < 0.99 <= catch_probability(44)
+    assert repeats_for(0.99, 0.5) == 8 and repeats_for(0.5, 0.5) == 2
+
+
+@given(st.floats(0.05, 0.95), st.floats(0.2, 0.99))
+def test_repeats_for_is_the_fewest(p: float, target: float) -> None:
+    n = repeats_for(target, p)
+    assert n >= 2 and catch_probability(n, p) >= target
+    assert n == 2 or catch_probability(n - 1, p) < target
+
+
+def test_the_budget_line_says_what_the_figure_assumes() -> None:
+    assert budget_line([2, 2]) == (
+        "if runs are independent, 2 runs catch a property that fails 10% of the time with "
+        "probability 0.18 (repeats = 22 for 0.9, repeats = 44 for 0.99).")
+    assert budget_line([5, 2, 2]) == (
+        "if runs are independent, 2 runs catch a property that fails 10% of the time with "
+        "probability 0.18, 5 runs with probability 0.41 (repeats = 22 for 0.9, "
+        "repeats = 44 for 0.99).")
+    assert budget_line([]) == ""
+
+
+@pytest.mark.parametrize("outcomes, cell", [
+    (["fail", "fail", "pass", "fail", "fail"], "4 of 5 failed"),
+    (["pass", "pass"], "0 of 2 failed"),
+    (["timeout", "fail"], "2 of 2 failed (1 timed out)"),
+    (["pass", "error", "fail"], "1 of 3 failed, 1 error"),
+    (["error", "error"], "0 of 2 failed, 2 errors"),
+    ([], "not run"),
+])
+def test_the_runs_column_counts_failures_of_runs(outcomes: list[str], cell: str) -> None:
+    assert runs_cell(Ballot("p", "freeze", len(outcomes), tuple(run(o) for o in outcomes))) \
+        == cell
+
+
+def test_the_report_lines() -> None:
+    stream = io.StringIO()
+    ballots = [Ballot("flaky", "freeze", 5, tuple(run(o) for o in
+                                                  ("fail", "fail", "pass", "fail", "fail"))),
+               Ballot("ok", "pass", 2, (run("pass"), run("pass"))),
+               Ballot("b", "frozen", 2)]
+    print_report(ballots, seed=7, header="h", stream=stream, environ={})
+    assert stream.getvalue().splitlines()[:8] == [
+        "h",
+        "property  ballot  runs           seconds",
+        "flaky     freeze  4 of 5 failed     0.50",
+        "ok        pass    0 of 2 failed     0.20",
+        "b         frozen  not run           0.00",
+        "repeats: flaky=5, ok=2; seed 7 (replay with --seed 7)",
+        "if runs are independent, 2 runs catch a property that fails 10% of the time with "
+        "probability 0.18, 5 runs with probability 0.41 (repeats = 22 for 0.9, "
+        "repeats = 44 for 0.99).",
+        "warning: 2 voter(s) abstain and need a human repair: flaky, b",
+    ]
 
 
 class Tty(io.StringIO):
@@ -58,7 +116,8 @@ def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
         print_report(ballots, seed=7, header="h", stream=stream, environ=env)
         text = stream.getvalue()
         assert ("\033[" in text) is coloured
-        assert "seed 7" in text and "abstain" in text and "b" in text
+        assert "seed 7 (replay with --seed 7)" in text
+        assert "warning: 1 voter(s) abstain and need a human repair: b" in text
 
 
 def test_progress_only_on_a_terminal() -> None:
