@@ -19,7 +19,7 @@ from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 from ballot_guard import git, oracle_watch, plugin_rule, schedule
 from ballot_guard.ballot import Ballot, decide, exit_code
-from ballot_guard.config import Config, load_worktree
+from ballot_guard.config import Config, ConfigError, load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import CANNOT_JUDGE, DRIFT
 from ballot_guard.runner import Run, RunnerInfo, Session, check_not_tracked, find_interpreter, \
@@ -64,6 +64,10 @@ def discover(tree: str, config: Config, only: Sequence[str] = (),
         names = [f[5:-3] for f in files
                  if f.startswith("test_") and f.endswith(".py") and len(f) > 8
                  and os.path.isfile(os.path.join(pdir, f))]
+    for extra in config.repeats_for:
+        if extra not in names:
+            raise ConfigError(f"[tool.ballot_guard] repeats_for.{extra}: names no voter "
+                              f"(voters: {', '.join(names) or 'none'})")
     for name in only:
         if name not in names:
             raise UsageError(f"unknown property {name!r} (voters: {', '.join(names) or 'none'})")

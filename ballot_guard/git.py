@@ -265,6 +265,28 @@ class Snapshot(NamedTuple):
             return None
         return out(["cat-file", "blob", e.oid], cwd=self.root)
 
+    def read_many(self, paths: Sequence[str]) -> list[bytes | None]:
+        """The blob at each path (None where there is none), through one ``cat-file
+        --batch`` for a tree; one ``read`` each for an index."""
+        if self.rev is None:
+            return [self.read(p) for p in paths]
+        plain = [p for p in paths if "\n" not in p and "\r" not in p]
+        names = "".join(f"{self.rev}:{p}\n" for p in plain).encode("utf-8", "surrogateescape")
+        data = out(["cat-file", "--batch"], cwd=self.root, input=names) if plain else b""
+        found: dict[str, bytes | None] = {}
+        pos = 0
+        for p in plain:
+            nl = data.index(b"\n", pos)
+            fields = data[pos:nl].rsplit(b" ", 2)
+            pos = nl + 1
+            if len(fields) != 3 or not fields[2].isdigit():
+                found[p] = None  # "<name> missing"
+                continue
+            size = int(fields[2])
+            found[p] = data[pos:pos + size] if fields[1] == b"blob" else None
+            pos += size + 1
+        return [found.get(p) for p in paths]
+
 
 
 # --- blobs in bulk, history of one path (fixture digests, drift diagnosis) ---

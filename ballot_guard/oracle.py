@@ -156,7 +156,13 @@ class Judge:
         return fold(path) in self.table_files
 
     def is_neutral(self, path: str) -> bool:
-        return bool(self._neutral_spec) and self._neutral_spec.match(normal(path))
+        """Neutral by pattern and not code by name or by pytest's default doctest glob
+    (``ballot_guard.neutral_code``; ``classify`` also asks the modes and the pytest
+    configs of the base)."""
+        from ballot_guard.neutral_code import DEFAULT_DOCTEST_GLOB, code_name, collectable
+
+        return bool(self._neutral_spec) and self._neutral_spec.match(normal(path)) \
+            and not code_name(path) and not collectable(path, (DEFAULT_DOCTEST_GLOB,))
 
     def kind(self, path: str) -> str:
         """ORACLE, TABLE (judge by content), NEUTRAL or BEHAVIOR."""
@@ -166,7 +172,7 @@ class Judge:
             return self.ORACLE
         if key in self.table_files:
             return self.TABLE
-        if self._neutral_spec and self._neutral_spec.match(norm):
+        if self.is_neutral(norm):
             return self.NEUTRAL
         return self.BEHAVIOR
 
@@ -194,6 +200,22 @@ def _all_unjudged(judge: Judge, keys: list[str],
             or any(map(methodcaller("startswith", judge._dir_prefixes), keys)):
         return False
     return oracle_match is None or not any(map(oracle_match, keys))
+
+
+def _no_code_rides(root: str, config: Config, change: Change, old: Snapshot,
+                   neutral: list[str], behavior: list[str]) -> tuple[list[str], list[str]]:
+    """(neutral, behaviour) once the code among the neutral paths is behaviour."""
+    from ballot_guard import git
+    from ballot_guard.neutral_code import EXECUTABLE, code_among
+
+    executable = frozenset(p for f in change.files if EXECUTABLE in (f.old_mode, f.new_mode)
+                           for p in (f.path, f.old_path) if p is not None)
+    code = code_among(root, old.rev if old.rev is not None else git.empty_tree(root),
+                      config.properties_dir, neutral, executable)
+    if not code:
+        return neutral, behavior
+    moved = set(code)
+    return [p for p in neutral if p not in moved], [*behavior, *code]
 
 
 class Classified(NamedTuple):
@@ -264,6 +286,8 @@ def classify(root: str, config: Config, change: Change, old: Snapshot,
             neutral.append(path)
         else:
             behavior.append(path)
+    if neutral:
+        neutral, behavior = _no_code_rides(root, config, change, old, neutral, behavior)
     from operator import itemgetter, methodcaller
 
     if not HOOK_FILES.isdisjoint(map(itemgetter(2), map(methodcaller("rpartition", "/"),

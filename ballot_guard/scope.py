@@ -42,7 +42,7 @@ class ScopeContext:
     """
 
     __slots__ = ("root", "change", "config", "oracle", "behavior", "neutral", "is_agent",
-                 "old", "make_new", "_new")
+                 "old", "make_new", "_new", "agent_why")
 
     def __init__(self, root: str, change: Change, config: Config, oracle: tuple[str, ...],
                  behavior: tuple[str, ...], neutral: tuple[str, ...], is_agent: bool,
@@ -57,6 +57,7 @@ class ScopeContext:
         self.old = old  # the base side (empty tree when no base)
         self.make_new = make_new  # default: the commit's tree or the index
         self._new: Snapshot | None = None
+        self.agent_why = ""  # how the change is known to be an agent's, for rule 2's message
 
     def new(self) -> Snapshot:
         """A commit's tree, the index, or (patch) a temporary index holding HEAD + patch."""
@@ -85,7 +86,8 @@ def mixed(ctx: ScopeContext) -> list[Reason]:
 def agent_oracle(ctx: ScopeContext) -> list[Reason]:
     """Rule 2: an agent change touches the oracle."""
     if ctx.is_agent and ctx.oracle:
-        return [Reason(2, "an agent change touches oracle paths")]
+        why = f" ({ctx.agent_why})" if ctx.agent_why else ""
+        return [Reason(2, f"an agent change{why} touches oracle paths")]
     return []
 
 
@@ -211,13 +213,19 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
     if not judged:
         return Verdict(change, False, cls.oracle, cls.behavior, cls.neutral, ())
     is_agent = change.agent_flag
-    if not is_agent and config.agents:
+    if is_agent:
+        ctx.agent_why = "--agent or BALLOT_GUARD_AGENT"
+    elif config.agents:
         from ballot_guard import identity
 
         who = change.identities
         if change.source != "commit" and cls.oracle:  # git var costs two processes: only
             who = who + identity.committing_identities(root)  # when the oracle is touched
-        is_agent = identity.any_agent(config.agents, who)
+        found = identity.agent_match(config.agents, who)
+        if found is not None:
+            is_agent = True
+            ctx.agent_why = (f"identity {found.identity!r} matches agents pattern "
+                             f"{found.pattern!r}")
     ctx.oracle, ctx.behavior, ctx.neutral, ctx.is_agent = (
         cls.oracle, cls.behavior, cls.neutral, is_agent)
     reasons = tuple(r for rule in RULES for r in rule(ctx))

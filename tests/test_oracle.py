@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from ballot_guard.change import Change, FileChange
 from ballot_guard.config import Config
+from ballot_guard.git import Snapshot, empty_tree
 from ballot_guard.oracle import HOOK_FILES, Judge, ancestors, classify, normal
+from tests.helpers import init_repo
 
 ROOT = "/nonexistent/repo"
 DEFAULT = Judge(ROOT, Config())
@@ -38,13 +40,17 @@ def test_default_oracle_paths(path: str) -> None:
     "src/app.py", "propertiesx/test.py", "fixtures.py", "src/conftest.py",
     "src/pytest.ini", "tests/conftest.py", "my_fixture_digest.txt", "venv/bin/python",
     "src/properties/test_a.py", "setup.py",
+    # neutral never covers code, and LICENSE* / CHANGELOG* match at the root only
+    "docs/a/b/c.py", "docs/stub.pyi", "docs/x.PYC", "docs/ext.cpython-311-x86_64-linux-gnu.so",
+    "docs/lib.so.1", "docs/mod.pyd", "docs/mod.pyx", "docs/evil.pth", "README.py",
+    "src/LICENSE_impl.py", "src/LICENSE", "pkg/CHANGELOG.txt", "docs/test_usage.txt",
 ])
 def test_default_behaviour_paths(path: str) -> None:
     assert DEFAULT.kind(path) == "behavior"
 
 
 @pytest.mark.parametrize("path", [
-    "README.md", "docs/index.html", "docs/a/b/c.py", "LICENSE", "LICENSE.txt",
+    "README.md", "docs/index.html", "docs/usage.txt", "LICENSE", "LICENSE.txt",
     "CHANGELOG.rst", "src/notes.md",
 ])
 def test_default_neutral_paths(path: str) -> None:
@@ -163,13 +169,23 @@ _MANY = st.lists(st.one_of(
         p.rpartition("/")[2] in HOOK_FILES for p in ps))  # those make classify ask git
 
 
+@pytest.fixture(scope="module")
+def empty_repo(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A repository whose base is the empty tree: no pytest config widens collection."""
+    path = tmp_path_factory.mktemp("empty") / "repo"
+    init_repo(path)
+    return str(path)
+
+
 @given(paths=_MANY, judge=_JUDGES)
-def test_classify_sorts_every_path_as_judge_kind_does(paths: list[str], judge: Judge) -> None:
+def test_classify_sorts_every_path_as_judge_kind_does(empty_repo: str, paths: list[str],
+                                                      judge: Judge) -> None:
     config = {id(DEFAULT): Config(), id(NESTED): NESTED_CONFIG}.get(id(judge), OTHER_CONFIG)
     judge = Judge(ROOT, config)
     change = Change("staged", "staged change", None, None,
                     tuple(FileChange("M", p) for p in paths), (), False)
-    got = classify(ROOT, config, change, None, lambda: None, contents=False)  # type: ignore
+    old = Snapshot(empty_repo, empty_tree(empty_repo))
+    got = classify(empty_repo, config, change, old, lambda: old, contents=False)
     want: dict[str, list[str]] = {"oracle": [], "behavior": [], "neutral": []}
     for p in dict.fromkeys(paths):
         kind = judge.kind(p)
