@@ -271,21 +271,48 @@ class Snapshot(NamedTuple):
         if self.rev is None:
             return [self.read(p) for p in paths]
         plain = [p for p in paths if "\n" not in p and "\r" not in p]
-        names = "".join(f"{self.rev}:{p}\n" for p in plain).encode("utf-8", "surrogateescape")
-        data = out(["cat-file", "--batch"], cwd=self.root, input=names) if plain else b""
-        found: dict[str, bytes | None] = {}
-        pos = 0
-        for p in plain:
-            nl = data.index(b"\n", pos)
-            fields = data[pos:nl].rsplit(b" ", 2)
-            pos = nl + 1
-            if len(fields) != 3 or not fields[2].isdigit():
-                found[p] = None  # "<name> missing"
-                continue
-            size = int(fields[2])
-            found[p] = data[pos:pos + size] if fields[1] == b"blob" else None
-            pos += size + 1
+        found = dict(zip(plain, blobs(self.root, [f"{self.rev}:{p}" for p in plain])))
         return [found.get(p) for p in paths]
+
+    def entries_at(self, paths: Sequence[str]) -> list[TreeEntry]:
+        """The entries at exactly ``paths`` of a tree (a directory as its tree entry, not
+        its contents); for an index, those of ``entries()`` at the paths."""
+        if not paths:
+            return []
+        if self.rev is None:
+            wanted = set(paths)
+            return [e for e in self.entries() if e.path in wanted]
+        env = dict(os.environ, GIT_LITERAL_PATHSPECS="1")
+        data = out(["ls-tree", "-z", "--full-tree", self.rev, "--", *paths], cwd=self.root,
+                   env=env)
+        result = []
+        for rec in split_z(data):
+            meta, _, path = rec.partition("\t")
+            mode, _kind, oid = meta.split(" ")
+            result.append(TreeEntry(mode, oid, path))
+        return result
+
+
+def blobs(root: str, names: Sequence[str]) -> list[bytes | None]:
+    """The content of each blob named (an object id or ``rev:path``), through one ``git
+    cat-file --batch``; None where git has no blob by that name."""
+    if not names:
+        return []
+    data = out(["cat-file", "--batch"], cwd=root,
+               input="".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape"))
+    found: list[bytes | None] = []
+    pos = 0
+    for _ in names:
+        nl = data.index(b"\n", pos)
+        fields = data[pos:nl].rsplit(b" ", 2)
+        pos = nl + 1
+        if len(fields) != 3 or not fields[2].isdigit():
+            found.append(None)  # "<name> missing", "ambiguous"
+            continue
+        size = int(fields[2])
+        found.append(data[pos:pos + size] if fields[1] == b"blob" else None)
+        pos += size + 1
+    return found
 
 
 

@@ -95,6 +95,12 @@ def _staged_pin(root: str, verdict: Verdict) -> int:
         return exit_codes.CLEAN
     if not verdict.judged and index.entry(config.digest_file) is None:
         return exit_codes.CLEAN  # before adoption, with no pin staged: nothing to check
+    if verdict.judged and not verdict.reasons and index.entry(config.digest_file) is None \
+            and any(f.status == "D" and f.path == base_config.digest_file
+                    for f in verdict.change.files):
+        warn(f"ballot-guard: warning: this change deletes {base_config.digest_file}: the gate "
+             "and `ci` will refuse to vote (exit 2) until a pin is committed again")
+        return exit_codes.CLEAN
     check = check_snapshot(index, config)
     for line in check.warnings:
         warn(f"ballot-guard: warning: {line}")

@@ -208,6 +208,10 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
     ctx = ScopeContext(root, change, config, (), (), (), False, old, make_new)
     cls = oracle.classify(root, config, change, old, ctx.new,
                           contents=judged or change.source != "patch")
+    if judged:
+        from ballot_guard.oracle_links import reclassify
+
+        cls = reclassify(root, config, change, old, ctx.new, cls)
     if change.source == "patch" and judged and _content_paths(config, root, cls.oracle):
         ctx.new()  # a patch that rules need applied must apply: 4 with git's reason if not
     if not judged:

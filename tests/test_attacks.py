@@ -411,15 +411,16 @@ def test_deleting_the_freeze_file_loses_history_and_is_blocked(source: str,
 
 def test_after_the_pin_is_deleted_commits_are_unjudged_and_the_gate_refuses_to_vote(
         tmp_path: Path) -> None:
-    """Deleting the pin is blocked even for a human (rule 3: the pin no longer matches).
-    Landed anyway (``--no-verify``), what follows is unjudged by scope (the Adoption
-    rule) and the gate then refuses to vote: exit 2, nobody votes."""
+    """Deleting the pin alone, by a human, is an oracle change: ok (the contract's
+    Adoption; rule 3 does not apply to a deleted pin). What follows is unjudged by scope
+    and the gate then refuses to vote: exit 2, nobody votes."""
     repo = init_repo(tmp_path / "repo")
     adopt(repo, AGENTS)
     repo.remove("fixture_digest.txt")
     drop = repo.commit_all("drop the pin", author="Human <h@example.com>")
     res = run_cli(["scope", "--commit", drop, "--json"], repo.path)
-    assert res.code == 1 and [r["rule"] for r in res.json()["reasons"]] == [3]
+    assert res.code == 0 and res.json()["oracle"] == ["fixture_digest.txt"]
+    assert res.json()["reasons"] == []
     repo.write(PROP, "def test_retry():\n    assert 1\n")
     repo.write("src/app.py", "RETRIES = 9\n")
     sha = repo.commit_all("agent edit", author=BOT)

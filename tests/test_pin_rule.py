@@ -87,10 +87,13 @@ def test_the_pin_changed_alone_to_a_matching_value_is_ok(project: Repo) -> None:
     assert judge_staged(str(project.path)).status == "ok"
 
 
-def test_deleting_the_pin_is_blocked(project: Repo) -> None:
+def test_deleting_the_pin_alone_is_not_rule_3(project: Repo) -> None:
+    """Contract (Adoption): deleting the pin is an oracle change; rule 3 does not apply to
+    a deleted pin (tests/test_pin_deletion.py follows it through commits, gate and ci)."""
     project.git("rm", "-q", "fixture_digest.txt")
-    msgs = rule3(judge_staged(str(project.path)))
-    assert len(msgs) == 1 and "no pinned digest" in msgs[0]
+    verdict = judge_staged(str(project.path))
+    assert rule3(verdict) == [] and verdict.status == "ok"
+    assert verdict.oracle == ("fixture_digest.txt",)
 
 
 def test_a_path_that_differs_from_the_pack_only_by_case_is_blocked(project: Repo) -> None:
