@@ -4,7 +4,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ballot_guard.change import Change, FileChange
@@ -177,6 +177,7 @@ def empty_repo(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
+@settings(deadline=None)  # a change with neutral paths reads the base's pytest configs
 @given(paths=_MANY, judge=_JUDGES)
 def test_classify_sorts_every_path_as_judge_kind_does(empty_repo: str, paths: list[str],
                                                       judge: Judge) -> None:
