@@ -108,7 +108,7 @@ def files(root: str, data: bytes, p0: list[str] | None = None) -> tuple[FileChan
 
     result = list(scanned)
     seen = set(map(itemgetter(1), scanned)) | set(map(itemgetter(2), scanned))
-    seen.discard(None)  # type: ignore[arg-type]
+    seen.discard(None)
     gits = _numstat_paths(out, seen)
     if seen.issuperset(gits):
         return tuple(result)  # the usual case: git found nothing we had not

@@ -8,7 +8,8 @@ digest file (adoption); before that it is ``unjudged``.  Then every rule in
 1. ``mixed``: oracle and behaviour paths in one change;
 2. ``agent_oracle``: an agent change touches an oracle path;
 3. ``fixtures_repinned`` (``ballot_guard.pin_rule``);
-4. ``freeze_history_kept`` (``ballot_guard.freeze_rule``).
+4. ``freeze_history_kept`` (``ballot_guard.freeze_rule``);
+5. ``judge_tampering`` (``ballot_guard.tamper_rule``): blocks an agent change only.
 
 Rules living in other modules are added to ``RULES`` with ``_lazy(module,
 name)``, which imports them on first call: those modules import this one, so
@@ -30,7 +31,8 @@ from ballot_guard.git import Snapshot
 
 
 class Reason(NamedTuple):
-    rule: int  # 1 mixed, 2 agent touches oracle, 3 fixtures not re-pinned, 4 freeze history lost
+    rule: int  # 1 mixed, 2 agent touches oracle, 3 fixtures not re-pinned, 4 freeze history
+    # lost, 5 judge tampering
     message: str
 
 
@@ -42,7 +44,7 @@ class ScopeContext:
     """
 
     __slots__ = ("root", "change", "config", "oracle", "behavior", "neutral", "is_agent",
-                 "old", "make_new", "_new", "agent_why")
+                 "old", "make_new", "_new", "agent_why", "patch")
 
     def __init__(self, root: str, change: Change, config: Config, oracle: tuple[str, ...],
                  behavior: tuple[str, ...], neutral: tuple[str, ...], is_agent: bool,
@@ -58,6 +60,7 @@ class ScopeContext:
         self.make_new = make_new  # default: the commit's tree or the index
         self._new: Snapshot | None = None
         self.agent_why = ""  # how the change is known to be an agent's, for rule 2's message
+        self.patch: bytes | None = None  # a patch file's bytes (source "patch")
 
     def new(self) -> Snapshot:
         """A commit's tree, the index, or (patch) a temporary index holding HEAD + patch."""
@@ -153,6 +156,7 @@ RULES: list[Rule] = [
     _lazy("ballot_guard.pin_rule", "fixtures_repinned"),
     _lazy("ballot_guard.freeze_rule", "freeze_history_kept"),
     links_stay_in_oracle,
+    _lazy("ballot_guard.tamper_rule", "judge_tampering"),
 ]
 
 
@@ -197,8 +201,9 @@ def _content_paths(ctx_config: Config, root: str, paths: tuple[str, ...]) -> boo
 
 
 def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | None = None,
-                 *, base: Base | None = None) -> Verdict:
-    """Classify and judge one change under its base's config (``base``: already read)."""
+                 *, base: Base | None = None, patch: bytes | None = None) -> Verdict:
+    """Classify and judge one change under its base's config (``base``: already read;
+    ``patch``: a patch file's bytes)."""
     from ballot_guard import oracle
 
     if base is None:
@@ -206,6 +211,7 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
     config, judged = base.config, base.adopted
     old = Snapshot(root, change.base if change.base is not None else git.empty_tree(root))
     ctx = ScopeContext(root, change, config, (), (), (), False, old, make_new)
+    ctx.patch = patch
     cls = oracle.classify(root, config, change, old, ctx.new,
                           contents=judged or change.source != "patch")
     if judged:
@@ -383,7 +389,7 @@ def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
                     agent or changes.agent_env(environ))
     applied = patch.Applied(root, base.sha, data)
     try:
-        return judge_change(root, change, applied.snapshot, base=base)
+        return judge_change(root, change, applied.snapshot, base=base, patch=data)
     finally:
         applied.close()
 

@@ -151,6 +151,19 @@ def test_a_hidden_second_section_is_refused_naming_its_line(name: str, tmp_path:
     assert "GNU patch" in err
 
 
+@pytest.mark.parametrize("name", ["indented two spaces", "index + normal", "context",
+                                  "X-prefixed", "git rename, indented"])
+def test_a_section_hidden_in_a_mail_message_is_refused(name: str, tmp_path: Path) -> None:
+    """Before the first section: in the text of a ``git format-patch`` mail."""
+    repo = _project(tmp_path)
+    head, _, rest = MAIL.partition("\n---\n")
+    data = (head + "\n" + DISGUISES[name] + "\n---\n" + rest + LEGIT + SIGNATURE).encode()
+    code, _, _, err = _check(repo, tmp_path, data)
+    assert code == 4 and "GNU patch" in err, err
+    line = int(err.split("line ", 1)[1].split(":", 1)[0])
+    assert head.count("\n") < line <= head.count("\n") + 1 + DISGUISES[name].count("\n")
+
+
 def test_the_disguises_are_real_patch_sections(tmp_path: Path) -> None:
     """The table is not vacuous: GNU patch does apply each disguise to the property (with
     -p1, or -p0 for the Index: ones), or renames it."""
