@@ -20,20 +20,21 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from ballot_guard import git
-from ballot_guard.tamper import Finding, findings, scan_lines
 
 if TYPE_CHECKING:
     from ballot_guard.scope import Reason, ScopeContext
+    from ballot_guard.tamper import Finding
 
 _SHOWN = 20
 _ADDED = re.compile(rb"\n\+(?!\+\+ )([^\n]*)")
 # Every finding in a NEW file needs one of these characters or words in its text
 # (an attribute, a subscript, an assignment, a string, or a builtin reached by name:
 # an alias of a module needs an ``import`` there).
-_SPECIALS = b".=[\"'/\\@"
+_SPECIALS = b".=[\"'/\\@_"
 _NOT_SPECIAL = bytes(range(256)).translate(None, _SPECIALS)
-_WORDS = re.compile(rb"\b(?:import|exec|eval|compile|[sgd]etattr|globals|vars|locals"
-                    rb"|breakpoint|__\w+__|f_back|f_locals|f_globals)\b")
+# The builtins a finding can reach by name alone (``exec(s)``), and ``import``.
+_WORDS = (b"import", b"exec", b"eval", b"compile", b"attr", b"globals", b"vars", b"locals",
+          b"breakpoint")
 
 
 class Located(NamedTuple):
@@ -44,12 +45,11 @@ class Located(NamedTuple):
 def _quiet(text: bytes) -> bool:
     """Whether added text of new files cannot hold a finding (see ``_SPECIALS``)."""
     added = b"\n".join(_ADDED.findall(b"\n" + text))
-    return not added.translate(None, _NOT_SPECIAL) and _WORDS.search(added) is None
+    return not added.translate(None, _NOT_SPECIAL) and not any(w in added for w in _WORDS)
 
 
-_GREP_WORDS = ("(^|[^[:alnum:]_])(import|exec|eval|compile|[sgd]etattr|globals|vars|locals"
-               "|breakpoint|__[[:alnum:]_]+__|f_back|f_locals|f_globals)([^[:alnum:]_]|$)")
-_GREP_SPECIALS = "[.=[\"'/\\\\@]"
+_GREP_WORDS = "import|exec|eval|compile|attr|globals|vars|locals|breakpoint"
+_GREP_SPECIALS = "[.=[\"'/\\\\@_]"
 _MANY = 2000  # more paths than this: one glob pathspec instead of the names
 
 
@@ -130,6 +130,15 @@ def _new_file(old: bytes | None, hunks: list[object]) -> str | None:
 
 def find(ctx: ScopeContext, patch: bytes | None = None) -> list[Located]:
     """Every rule-5 finding on the change's added lines in behaviour Python files."""
+    from operator import itemgetter
+
+    if not any(p.endswith(".py") for p in ctx.behavior):
+        return []
+    if ctx.change.source == "patch" and set(map(itemgetter(0), ctx.change.files)) == {"A"}:
+        # only new files (the common shape of a large patch): one scan of the added text
+        # first, with no step per file here
+        if patch is None or _quiet(patch):
+            return []
     oracle = set(ctx.oracle)
     behaviour = set(ctx.behavior)
     files = [f for f in ctx.change.files
@@ -140,8 +149,6 @@ def find(ctx: ScopeContext, patch: bytes | None = None) -> list[Located]:
         if patch is None:
             return []
         text = patch
-        if all(f.status == "A" for f in files) and _quiet(text):
-            return []  # new files whose text holds nothing a finding needs
     else:
         new = [f.path for f in files if f.status == "A"]
         read = set(_suspects(ctx, new)) if new else set()
@@ -151,6 +158,8 @@ def find(ctx: ScopeContext, patch: bytes | None = None) -> list[Located]:
         text = _diff(ctx, sorted(read))
     from unidiff.errors import UnidiffParseError
     from unidiff.patch import PatchSet
+
+    from ballot_guard.tamper import findings, scan_lines
 
     try:
         parsed = PatchSet(io.StringIO(text.decode("utf-8", "surrogateescape")))
