@@ -149,7 +149,6 @@ class Stage:
         self.environ = os.environ if environ is None else environ
         self.session: Session | None = None
         self.workdir: str | None = None
-        self.pycache: str | None = None
 
     def __enter__(self) -> Stage:
         return self
@@ -161,12 +160,11 @@ class Stage:
         check_not_tracked(self.top, python, rev=self.rev,
                           run_root=self.tree if self.tree != self.top else None)
         sdir = state_dir(self.top)
-        pycache = self.pycache = \
-            self.environ.get("BALLOT_GUARD_PYCACHE") or os.path.join(sdir, "pycache")
-        env = run_env(git.scrubbed_env(self.environ), seed=self.seed, pycache=pycache)
+        env = run_env(git.scrubbed_env(self.environ), seed=self.seed)
         self.workdir = tempfile.mkdtemp(prefix="run-", dir=sdir)
         self.session = Session(python, cwd=self.tree, env=env, workdir=self.workdir,
-                               seed=self.seed, timeout=self.config.timeout, jobs=self.jobs)
+                               seed=self.seed, timeout=self.config.timeout, jobs=self.jobs,
+                               top=self.top)
         self.session.launch()
 
     def start(self) -> RunnerInfo:
@@ -191,10 +189,6 @@ class Stage:
             self.session.close()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
-        if self.pycache is not None and self.tree != self.top:
-            # bytecode of a temporary worktree is never read again
-            mine = os.path.dirname(os.path.abspath(self.tree)).lstrip(os.sep)
-            shutil.rmtree(os.path.join(self.pycache, mine), ignore_errors=True)
 
 
 @contextlib.contextmanager

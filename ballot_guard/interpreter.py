@@ -26,6 +26,16 @@ ZYGOTE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
 _BIN = "Scripts" if os.name == "nt" else "bin"
 _EXE = "python.exe" if os.name == "nt" else "python"
 HANDSHAKE_TIMEOUT = 120.0
+# How the runner's interpreter starts: no user site, no ``site`` module at all; the
+# zygote adds site-packages itself without running code of the checkout.
+START_FLAGS = ("-s", "-S")
+
+
+def zygote_command(python: str, op: str, *, top: str | None = None,
+                   tree: str | None = None) -> list[str]:
+    """``python -s -S zygote.py OP [--top DIR] [--tree DIR]``."""
+    roots = [*(["--top", top] if top else []), *(["--tree", tree] if tree else [])]
+    return [python, *START_FLAGS, ZYGOTE, op, *roots]
 
 
 @dataclass(frozen=True)
@@ -139,10 +149,12 @@ def check_not_tracked(root: str, python: str, *, rev: str | None = None,
                           "supply its own judge")
 
 
-def probe(python: str, *, cwd: str, env: Mapping[str, str] | None = None) -> RunnerInfo:
+def probe(python: str, *, cwd: str, env: Mapping[str, str] | None = None,
+          top: str | None = None) -> RunnerInfo:
     """Ask the interpreter what it has; CannotJudge when it cannot import pytest."""
     try:
-        proc = subprocess.run([python, ZYGOTE, "describe"], cwd=cwd, env=None if env is None
+        proc = subprocess.run(zygote_command(python, "describe", top=top or cwd, tree=cwd),
+                              cwd=cwd, env=None if env is None
                               else dict(env), capture_output=True, timeout=HANDSHAKE_TIMEOUT,
                               stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -61,7 +61,7 @@ def judge_runs(runs: Mapping[K, Sequence[Run]], roots: Sequence[str], config: Co
             if run.plugins and run.plugins not in cache:
                 cache[run.plugins] = offenders(run.plugins, roots, config, tree)
             bad = cache.get(run.plugins, [])
-            if bad:
+            if bad and run.outcome != "error":  # an error keeps its first reason
                 run = dataclasses.replace(run, outcome="error", detail=(
                     f"pytest loaded {', '.join(bad)} as a plugin: that is behaviour code, and a "
                     "plugin can rewrite outcomes; move it under the oracle (a conftest.py, the "

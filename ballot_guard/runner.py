@@ -12,6 +12,8 @@ import functools
 import itertools
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -20,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from ballot_guard.errors import CannotJudge
-from ballot_guard.interpreter import (HANDSHAKE_TIMEOUT, ZYGOTE, RunnerInfo,
-                                      check_not_tracked, find_interpreter,
-                                      parse_describe, probe, resolve_runner)
+from ballot_guard.interpreter import (HANDSHAKE_TIMEOUT, RunnerInfo, check_not_tracked,
+                                      find_interpreter, parse_describe, probe, resolve_runner,
+                                      zygote_command)
 from ballot_guard.schedule import Scheduler
 
 __all__ = ["Run", "RunnerInfo", "Session", "check_not_tracked", "find_interpreter",
@@ -59,21 +61,29 @@ def outcome_of(exit_code: int | None, timed_out: bool) -> str:
     return "error"
 
 
-def run_env(environ: Mapping[str, str] | None, *, seed: int, pycache: str | None) -> dict[str, str]:
-    """The one environment every run (and the zygote) gets."""
-    env = dict(os.environ if environ is None else environ)
-    env.pop("PYTEST_ADDOPTS", None)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.pop("PYTHONOPTIMIZE", None)  # -O would strip the asserts of unrewritten helpers
+# What the environment may not carry into a run: how Python and pytest start and
+# where they look (a kept PYTHONPATH leads into the checkout; PYTEST_PLUGINS loads
+# plugins; COV_CORE_* and COVERAGE_PROCESS_START make a site .pth run coverage).
+# Every PYTHON* variable goes except these encoding choices; the gate sets its own.
+_KEEP_PYTHON = frozenset({"PYTHONIOENCODING", "PYTHONUTF8", "PYTHONCOERCECLOCALE",
+                          "PYTHONLEGACYWINDOWSFSENCODING", "PYTHONLEGACYWINDOWSSTDIO"})
+_SCRUB_PREFIXES = ("PYTHON", "PYTEST_", "HYPOTHESIS_", "COV_CORE_")
+_SCRUB = frozenset({"COVERAGE_PROCESS_START", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
+                    "XDG_DATA_HOME", "XDG_STATE_HOME"})
+def run_env(environ: Mapping[str, str] | None, *, seed: int,
+            pycache: str | None = None) -> dict[str, str]:
+    """The one environment every run (and the zygote) gets (``pycache`` is ignored:
+    each run has its own private bytecode folder)."""
+    env = {k: v for k, v in (os.environ if environ is None else environ).items()
+           if not (k in _SCRUB or (k.startswith(_SCRUB_PREFIXES) and k not in _KEEP_PYTHON))}
     env["PYTHONHASHSEED"] = str(seed % 4294967296)
-    if pycache:
-        env["PYTHONPYCACHEPREFIX"] = pycache
+    env["PYTHONNOUSERSITE"] = "1"
     return env
 
 
 def pytest_args(path: str, info: RunnerInfo, seed: int) -> list[str]:
     """Identical arguments for every run of every property."""
-    args = [path, "-q", "-p", "no:cacheprovider",
+    args = [path, "--verbosity=-1", "-p", "no:cacheprovider",
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if info.hypothesis is not None:
         args.append(f"--hypothesis-seed={seed}")
@@ -115,19 +125,67 @@ def _ints(data: Mapping[str, Any]) -> dict[str, int]:
     return {k: v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
-def _unfinished_pass(raw: Mapping[str, Any]) -> tuple[str, str] | None:
+_SUMMARY = re.compile(r"^(?:=+ )?(\d+ [a-z]+(?:, \d+ [a-z]+)*) in \d+(?:\.\d+)?s\b",
+                      re.MULTILINE)
+
+
+def _summary(log: str) -> dict[str, int] | None:
+    """pytest's own final count line (``1 failed, 2 passed in 0.03s``) from a run's log."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 16384))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    found = _SUMMARY.findall(text)
+    if not found:
+        return None
+    counts: dict[str, int] = {}
+    for part in found[-1].split(", "):
+        n, _, word = part.partition(" ")
+        word = {"errors": "error", "warnings": "warning"}.get(word, word)
+        counts[word] = counts.get(word, 0) + int(n)
+    return counts
+
+
+def _tampered(raw: Mapping[str, Any]) -> str | None:
+    """Why a run cannot count whatever it exited with: the judge changed under it."""
+    registered = [str(n) for n in raw.get("registered") or []]
+    if registered:
+        return (f"a pytest plugin was registered during the run ({', '.join(registered[:3])}):"
+                " a plugin can rewrite outcomes")
+    replaced = [str(n) for n in raw.get("replaced") or []]
+    if replaced:
+        names = ", ".join(replaced[:4]) + (f" and {len(replaced) - 4} more"
+                                           if len(replaced) > 4 else "")
+        return (f"the code under test replaced the test machinery ({names}) during the run: "
+                "its outcome cannot be trusted")
+    unrepointable = [str(n) for n in raw.get("unrepointable") or []]
+    if unrepointable:
+        return (f"the import path {', '.join(unrepointable[:3])} leads into the main checkout "
+                "and has no counterpart in the worktree under test: this would vote on other "
+                "code")
+    from_main = [str(n) for n in raw.get("from_main") or []]
+    if from_main:
+        return (f"the run imported {', '.join(from_main[:3])} from the main checkout, not from "
+                "the revision under test")
+    return None
+
+
+def _unfinished_pass(raw: Mapping[str, Any], log: str) -> tuple[str, str] | None:
     """(outcome, why) when pytest said 0 but the session does not show every test
-    checked: no session end recorded (``os._exit`` from the code under test),
-    pytest's or Hypothesis's machinery replaced while it ran, an early end
-    (``pytest.exit``), a test that skipped or xfailed itself while running, or
-    nothing run at all.  None: a real pass."""
+    checked: no session end recorded (``os._exit`` from the code under test), an
+    early end (``pytest.exit``), a test that failed, errored, skipped or xfailed
+    itself while running, nothing run at all, or pytest's own counts (its terminal
+    statistics, its summary line) telling another story.  None: a real pass."""
     if not raw:
         return "error", ("the run ended without finishing its pytest session (os._exit or "
                          "a crash in the code under test), though its exit code was 0")
-    if raw.get("replaced"):
-        names = ", ".join(str(n) for n in raw["replaced"][:4])
-        return "error", (f"the code under test replaced the test machinery ({names}) while "
-                         "it ran: its outcome cannot be trusted")
+    counts = _ints(raw)
+    if counts.get("failed", 0) or counts.get("errors", 0):
+        return "error", (f"pytest's exit code was 0 but {counts.get('failed', 0)} test(s) "
+                         f"failed and {counts.get('errors', 0)} errored: the exit was forged")
     if raw.get("complete") is False:
         return "error", ("the pytest session ended before every collected test ran "
                          "(pytest.exit?), though its exit code was 0")
@@ -136,7 +194,29 @@ def _unfinished_pass(raw: Mapping[str, Any]) -> tuple[str, str] | None:
                         "(not by a mark in the property file): a property must check")
     if not raw.get("passed"):
         return "error", "no test passed: every test was skipped"
+    if counts.get("passed", 0) + counts.get("skipped", 0) != counts.get("collected", -1):
+        return "error", (f"{counts.get('collected')} test(s) collected but "
+                         f"{counts.get('passed', 0)} passed and {counts.get('skipped', 0)} "
+                         "skipped by a mark")
+    stats = raw.get("stats")
+    summary = _summary(log)
+    for label, seen in (("terminal statistics", stats), ("summary line", summary)):
+        if not isinstance(seen, dict):
+            return "error", f"pytest's {label} is missing from the run, though its exit was 0"
+        if (_n(seen, "passed") + _n(seen, "xpassed"), _n(seen, "failed"), _n(seen, "error")) \
+                != (counts.get("passed", 0), 0, 0):
+            return "error", (f"pytest's {label} ({_show(seen)}) disagree with the run's own "
+                             f"count ({counts.get('passed', 0)} passed)")
     return None
+
+
+def _n(d: Mapping[str, Any], key: str) -> int:
+    v = d.get(key, 0)
+    return v if isinstance(v, int) and not isinstance(v, bool) else -1
+
+
+def _show(d: Mapping[str, Any]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in sorted(d.items())) or "nothing"
 
 
 def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_out: bool,
@@ -145,9 +225,16 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
     outcome = outcome_of(exit_code, timed_out)
     raw = _counts_raw(req["result"])
     counts = _ints(raw)
-    unfinished = _unfinished_pass(raw) if outcome == "pass" else None
-    if unfinished is not None:
+    tampered = _tampered(raw) if raw else None
+    unfinished = _unfinished_pass(raw, req["log"]) if outcome == "pass" else None
+    if tampered is not None and outcome != "timeout":
+        outcome, detail = "error", tampered
+    elif unfinished is not None:
         outcome, detail = unfinished
+    elif outcome == "fail" and raw and raw.get("complete") and not (
+            counts.get("failed", 0) or counts.get("errors", 0) or raw.get("dodged")):
+        outcome, detail = "error", ("pytest's exit code was 1 but the run's counts show no "
+                                    "failure: the counts were forged")
     elif timed_out:
         detail = f"killed after the {timeout:g} s timeout"
     elif sig is not None:
@@ -162,11 +249,14 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
     else:
         detail = ""
     plugins = raw.get("plugins")
-    return Run(outcome, exit_code, seconds, counts.get("passed", 0),
-               counts.get("failed", 0) + counts.get("errors", 0), detail,
-               "" if outcome == "pass" else _tail(req["log"]),
-               tuple(str(p) for p in plugins) if isinstance(plugins, list) else (),
-               bool(raw.get("early")), start)
+    run = Run(outcome, exit_code, seconds, counts.get("passed", 0),
+              counts.get("failed", 0) + counts.get("errors", 0), detail,
+              "" if outcome == "pass" else _tail(req["log"]),
+              tuple(str(p) for p in plugins) if isinstance(plugins, list) else (),
+              bool(raw.get("early")), start)
+    if req.get("dir"):
+        shutil.rmtree(req["dir"], ignore_errors=True)  # its TMPDIR, HOME, bytecode, log
+    return run
 
 
 class _Zygote:
@@ -177,11 +267,13 @@ class _Zygote:
     reader thread files them, and each caller waits for its own.
     """
 
-    def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str) -> None:
+    def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str,
+                 top: str | None = None) -> None:
         self.python = python
         self.errlog = errlog
         with open(errlog, "ab") as err:
-            self.proc = subprocess.Popen([python, ZYGOTE, "serve"], cwd=cwd, env=dict(env),
+            self.proc = subprocess.Popen(zygote_command(python, "serve", top=top, tree=cwd),
+                                         cwd=cwd, env=dict(env),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)
         self.inbox: dict[str, dict[str, Any]] = {}
@@ -299,16 +391,26 @@ class _Zygote:
             self.proc.stdout.close()
 
 
+def _private_env(req: Mapping[str, Any]) -> dict[str, str]:
+    """A fresh process's own TMPDIR and HOME (made before it starts)."""
+    for key in ("tmp", "home_dir"):
+        os.makedirs(req[key], exist_ok=True)
+    return {"TMPDIR": req["tmp"], "TEMP": req["tmp"], "TMP": req["tmp"],
+            "HOME": req["home_dir"]}
+
+
 def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, str],
-               timeout: float, live: set[int]) -> Run:
+               timeout: float, live: set[int], top: str | None = None) -> Run:
     """The fallback: one fresh process per run (its own process group)."""
     start = time.monotonic()
     with open(req["log"], "wb") as log:
         try:
-            proc = subprocess.Popen([python, ZYGOTE, "once", json.dumps(req)], cwd=cwd,
-                                    env=dict(env), stdin=subprocess.DEVNULL, stdout=log,
+            proc = subprocess.Popen(
+                [*zygote_command(python, "once", top=top, tree=cwd), json.dumps(req)], cwd=cwd,
+                env={**env, **_private_env(req)}, stdin=subprocess.DEVNULL, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
+            shutil.rmtree(req["dir"], ignore_errors=True)
             return Run("error", None, 0.0, detail=f"cannot start {python}: {exc}")
     live.add(proc.pid)
     timed_out = False
@@ -332,9 +434,11 @@ class Session:
     """Runs properties for one gate: same interpreter, environment, cwd and seed for all."""
 
     def __init__(self, python: str, *, cwd: str, env: Mapping[str, str], workdir: str,
-                 seed: int, timeout: float, jobs: int = 1, fork: bool = True) -> None:
+                 seed: int, timeout: float, jobs: int = 1, fork: bool = True,
+                 top: str | None = None) -> None:
         self.python = python
         self.cwd = cwd
+        self.top = top or cwd  # the main checkout (cwd is the worktree under --rev)
         self.env = dict(env)
         self.workdir = workdir
         self.seed = seed
@@ -365,20 +469,23 @@ class Session:
                 self.fork = False
                 self.close()
         if self.info is None or not self.fork:
-            got = probe(self.python, cwd=self.cwd, env=self.env)
+            got = probe(self.python, cwd=self.cwd, env=self.env, top=self.top)
             self.info = RunnerInfo(got.python, got.pytest, got.hypothesis, got.randomly, False)
         return self.info
 
     def _spawn(self) -> _Zygote:
         n = len(os.listdir(self.workdir))
         return _Zygote(self.python, self.cwd, self.env,
-                       os.path.join(self.workdir, f"zygote-{n}.log"))
+                       os.path.join(self.workdir, f"zygote-{n}.log"), self.top)
 
     def request(self, path: str) -> dict[str, Any]:
         assert self.info is not None
         base = os.path.join(self.workdir, f"run-{next(self.counter)}")
-        return {"args": pytest_args(path, self.info, self.seed), "log": base + ".log",
-                "result": base + ".json", "home": base + ".hypothesis",
+        os.mkdir(base)
+        return {"args": pytest_args(path, self.info, self.seed), "dir": base,
+                "log": os.path.join(base, "log"), "result": os.path.join(base, "result.json"),
+                "home": os.path.join(base, "hypothesis"), "tmp": os.path.join(base, "tmp"),
+                "home_dir": os.path.join(base, "home"), "pycache": os.path.join(base, "pycache"),
                 "hypothesis": self.info.hypothesis is not None}
 
     def run_all(self, tasks: Sequence[tuple[Hashable, str]],
@@ -407,7 +514,7 @@ class Session:
                 while (task := sched.take()) is not None:
                     done(task, _run_fresh(self.python, self.request(task[1]), cwd=self.cwd,
                                           env=self.env, timeout=self.timeout,
-                                          live=self.fresh))
+                                          live=self.fresh, top=self.top))
             workers = [fresh_worker] * self.jobs
         else:
             workers = [functools.partial(self._work, sched, done) for _ in range(self.jobs)]

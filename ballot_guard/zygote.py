@@ -26,10 +26,23 @@ corrupt the protocol.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
-from typing import Any
+
+# The judge's decisive references, taken when this file starts, before anything of
+# the project can run: a child reports and exits through these even when the code
+# under test replaces the module attributes (which the integrity check then names).
+_EXIT = os._exit
+_WRITE = os.write
+_OPEN = os.open
+_CLOSE = os.close
+_REPLACE = os.replace
+_REALPATH = os.path.realpath
+
+import json  # noqa: E402 - after the references above
+
+_DUMPS = json.dumps
+from typing import Any, Callable  # noqa: E402
 
 # Exit code of a child whose own machinery (not pytest) failed.
 CRASH = 70
@@ -43,16 +56,186 @@ def _drop_own_dir() -> None:
         del sys.path[0]
 
 
+# --- interpreter start without the checkout ------------------------------------
+#
+# The runner starts with ``-s -S``: no user site, no ``site`` at all, so that no
+# ``.pth`` file or ``sitecustomize`` runs before the judge is ready.  ``_start``
+# then adds the interpreter's site-packages by hand.  Path entries that lead into
+# the checkout (an editable install, a src layout) are held back until the judge's
+# modules are imported, and under ``--rev`` re-pointed from the main checkout to
+# the same place in the worktree; a ``.pth`` import line runs only with the
+# interpreter's own directories on the path; ``sitecustomize`` is imported only
+# from the installation.
+
+_HELD: list[str] = []   # sys.path as site would have made it, the checkout included
+_ROOTS: dict[str, Any] = {"top": None, "tree": None, "repointed": [], "unrepointable": []}
+
+
+def _prefixes() -> tuple[str, ...]:
+    out: list[str] = []
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        for q in (os.path.abspath(p), _REALPATH(p)):
+            if q not in out:
+                out.append(q)
+    return tuple(out)
+
+
+_PREFIXES = _prefixes()
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _installed(path: str) -> bool:
+    """Whether ``path`` lies in the interpreter's own installation."""
+    return any(_under(path, p) for p in _PREFIXES)
+
+
+def _checkout_roots() -> list[str]:
+    roots = [r for r in (_ROOTS["top"], _ROOTS["tree"]) if r]
+    return list(dict.fromkeys(x for r in roots for x in (r, _REALPATH(r))))
+
+
+def _in_checkout(path: str) -> bool:
+    """A path of the checkout (main or worktree) that is not the interpreter's own env."""
+    real = _REALPATH(path)
+    return not _installed(real) and any(_under(real, r) or _under(path, r)
+                                        for r in _checkout_roots())
+
+
+def _repoint(path: str) -> str:
+    """``path`` in the main checkout moved to the same place in the worktree (--rev)."""
+    top, tree = _ROOTS["top"], _ROOTS["tree"]
+    if not top or not tree or top == tree:
+        return path
+    real = _REALPATH(path)
+    for base in dict.fromkeys((top, _REALPATH(top))):
+        if _under(real, base) and not _installed(real) and not _under(real, _REALPATH(tree)):
+            moved = os.path.join(tree, os.path.relpath(real, base))
+            if os.path.exists(moved):
+                _ROOTS["repointed"].append(f"{path} -> {moved}")
+                return moved
+            _ROOTS["unrepointable"].append(path)
+            return path
+    return path
+
+
+def _pth_lines(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return text.splitlines()
+
+
+def _start(top: str | None, tree: str | None) -> None:
+    """What ``site`` does at start-up, minus the checkout (see above)."""
+    _ROOTS["top"] = os.path.abspath(top) if top else None
+    _ROOTS["tree"] = os.path.abspath(tree) if tree else _ROOTS["top"]
+    if not sys.flags.no_site:
+        _HELD[:] = list(sys.path)
+        return
+    import site
+
+    site.venv(None)
+    site.ENABLE_USER_SITE = False
+    dirs = [d for d in site.getsitepackages() if os.path.isdir(d)]
+    path = list(sys.path)
+    for sitedir in dirs:
+        if sitedir not in path:
+            path.append(sitedir)
+        try:
+            names = sorted(n for n in os.listdir(sitedir) if n.endswith(".pth"))
+        except OSError:
+            names = []
+        for name in names:
+            for line in _pth_lines(os.path.join(sitedir, name)):
+                if not line.strip() or line.startswith("#"):
+                    continue
+                if line.startswith(("import ", "import\t")):
+                    saved = sys.path
+                    sys.path = [p for p in path if not _in_checkout(p)]
+                    try:
+                        exec(line)  # noqa: S102 - what site.addpackage does, off the checkout
+                    except Exception:  # noqa: BLE001 - site reports and goes on, so do we
+                        pass
+                    finally:
+                        sys.path = saved
+                    continue
+                entry = os.path.abspath(os.path.join(sitedir, line.rstrip()))
+                if entry not in path and os.path.exists(entry):
+                    path.append(_repoint(entry) if _in_checkout(entry) else entry)
+    _repoint_finders()
+    _HELD[:] = path
+    sys.path = [p for p in path if not _in_checkout(p)]
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec("sitecustomize")
+        if spec is not None and spec.origin and not _in_checkout(spec.origin):
+            import sitecustomize  # noqa: F401 - the installation's own, as site would
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _repoint_finders() -> None:
+    """setuptools' editable finders map package names to checkout paths: re-point them."""
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("__editable__"):
+            continue
+        mapping = getattr(mod, "MAPPING", None)
+        if isinstance(mapping, dict):
+            for key, value in list(mapping.items()):
+                if isinstance(value, str) and _in_checkout(value):
+                    mapping[key] = _repoint(value)
+        spaces = getattr(mod, "NAMESPACES", None)
+        if isinstance(spaces, dict):
+            for key, values in list(spaces.items()):
+                if isinstance(values, list):
+                    spaces[key] = [_repoint(v) if isinstance(v, str) and _in_checkout(v) else v
+                                   for v in values]
+
+
 def _add_cwd() -> None:
-    """Put the repository root first on ``sys.path``, as ``python -m pytest`` does.
+    """The project's path entries back in place, and the repository root first on
+    ``sys.path``, as ``python -m pytest`` does.
 
     Called only after pytest, Hypothesis and the installed pytest plugins are
     imported from the interpreter's environment: a ``pytest.py``,
     ``_pytest/``, ``pluggy/`` or ``hypothesis/`` that a patch adds at the
-    repository root must not replace the judge's runner.
+    repository root or under ``src/`` must not replace the judge's runner.
     """
+    if _HELD:
+        sys.path[:] = _HELD
     if not getattr(sys.flags, "safe_path", False):
         sys.path.insert(0, os.getcwd())
+
+
+def _cache_from_source(orig: Callable[..., str]) -> Callable[..., str]:
+    """Bytecode of the interpreter's installation in its own ``__pycache__``; every other
+    file's (the checkout's) under ``sys.pycache_prefix``, which each run sets to a
+    private empty folder: no run reads bytecode another run could have written."""
+    def cache_from_source(path: str, debug_override: Any = None, *,
+                          optimization: Any = None) -> str:
+        got = orig(path, debug_override, optimization=optimization)
+        if sys.pycache_prefix is None or not _installed(os.path.abspath(path)):
+            return got
+        return os.path.join(os.path.dirname(path), "__pycache__", os.path.basename(got))
+    return cache_from_source
+
+
+def _private_bytecode() -> None:
+    import importlib._bootstrap_external as ext
+
+    ext.cache_from_source = _cache_from_source(ext.cache_from_source)  # type: ignore
 
 
 def describe() -> dict[str, Any]:
@@ -83,51 +266,169 @@ def describe() -> dict[str, Any]:
     return info
 
 
-# What decides a test's outcome: the code under test runs in the same process and
-# could replace one of these to make a failing check report a pass.  They are
-# noted before pytest starts (before any project code) and compared at the end.
-MACHINERY = (
-    "_pytest.python:Function.runtest", "_pytest.python:pytest_pyfunc_call",
-    "_pytest.runner:call_and_report", "_pytest.runner:runtestprotocol",
-    "_pytest.runner:call_runtest_hook", "_pytest.runner:CallInfo.from_call",
-    "_pytest.runner:pytest_runtest_makereport", "_pytest.runner:pytest_runtest_call",
-    "_pytest.reports:TestReport.from_item_and_call", "_pytest.reports:TestReport.__init__",
-    "_pytest.main:pytest_runtestloop", "_pytest.skipping:pytest_runtest_makereport",
-    "_pytest.outcomes:fail", "_pytest.outcomes:skip", "_pytest.outcomes:exit",
-    "pluggy._callers:_multicall", "pluggy._hooks:HookCaller.__call__",
-    "pluggy._manager:PluginManager._hookexec",
-    "hypothesis:given", "hypothesis.core:given", "hypothesis.core:settings",
-    "hypothesis.core:StateForActualGivenExecution.execute_once",
-    "hypothesis.core:StateForActualGivenExecution.run_engine",
-)
+# --- integrity: the judge's objects, by identity --------------------------------
+
+# Every module of the judge: what decides a test's outcome, and what reports it.
+_JUDGE_TOPS = ("pytest", "_pytest", "pluggy", "hypothesis", "_hypothesis_pytestplugin",
+               "_hypothesis_globals", "json", "unittest", "iniconfig")
+_JUDGE_EXACT = ("builtins", "os", "posixpath", "importlib._bootstrap_external", "__main__")
+_SYS = ("exit", "modules", "meta_path", "path_hooks", "excepthook")
+# Module globals that pytest and Hypothesis themselves set and reset while a session
+# runs (per test, or lazily on first use): their identity is not the judge's meaning.
+_VOLATILE = frozenset({
+    "_pytest.assertion.util._reprcompare", "_pytest.assertion.util._assertion_pass",
+    "_pytest.assertion.util._config", "hypothesis.core.running_under_pytest",
+})
+_VOLATILE_KEYS = frozenset({"__warningregistry__", "_pytest_diamond_inheritance_warning_shown"})
+# Hypothesis keeps runtime state (caches, counters, timers) in the globals of these
+# modules: there only functions, classes, modules and ALL_CAPS constants are compared.
+_STATEFUL = ("hypothesis.internal.", "hypothesis.configuration")
+_MISSING = object()
+_PROFILES = "hypothesis settings profiles"
+from operator import is_not  # noqa: E402
 
 
-_NOTED: dict[str, Any] = {}  # the serving parent's note, taken before installed plugins load
+def _data(value: Any) -> bool:
+    return not (callable(value) or isinstance(value, type) or type(value).__name__ == "module")
 
 
-def _resolve(spec: str) -> Any:
-    module, _, attrs = spec.partition(":")
-    obj: Any = sys.modules.get(module)
-    for attr in attrs.split("."):
-        if obj is None:
-            return None
-        obj = obj.__dict__.get(attr) if hasattr(obj, "__dict__") else None
-    return obj
+def _benign(label: str, key: str, before: Any, after: Any, stateful: bool) -> bool:
+    """A change that is not the judge's meaning: a registry pytest or Python keeps, a
+    submodule imported on first use, runtime state of Hypothesis's internals."""
+    if key in _VOLATILE_KEYS or f"{label}.{key}" in _VOLATILE:
+        return True
+    if before is _MISSING and type(after).__name__ == "module" \
+            and getattr(after, "__name__", None) == f"{label}.{key}":
+        return True
+    return stateful and not key.isupper() and before is not _MISSING and after is not _MISSING \
+        and _data(before) and _data(after)
 
 
-def machinery() -> dict[str, Any]:
-    """The objects of ``MACHINERY`` that exist in this process now."""
-    found = {spec: _resolve(spec) for spec in MACHINERY}
-    return {spec: obj for spec, obj in found.items() if obj is not None}
+def _judge_module(name: str) -> bool:
+    return name in _JUDGE_EXACT or name.partition(".")[0] in _JUDGE_TOPS
 
 
-def _installed(path: str) -> bool:
-    """Whether ``path`` lies in the interpreter's own installation (site-packages)."""
-    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
-        real = os.path.realpath(prefix)
-        if path == real or path.startswith(real + os.sep):
-            return True
-    return False
+class _Integrity:
+    """The identity of every attribute of the judge's modules and of the classes they
+    define, of the few ``sys`` attributes a run depends on, and of Hypothesis's active
+    settings profile.  Taken in the serving parent before any project code, rebased in
+    each run just before collection (the oracle's conftests and pytest's own set-up may
+    configure things), and checked after collection and at the session's end: any
+    change is named, and the run is an error."""
+
+    def __init__(self) -> None:
+        self.spaces: list[tuple[str, Any, tuple[Any, ...], tuple[Any, ...], bool]] = []
+        self.getters: list[tuple[str, Callable[[], tuple[Any, ...]], tuple[Any, ...]]] = []
+
+    @classmethod
+    def take(cls) -> _Integrity:
+        snap = cls()
+        for name, mod in list(sys.modules.items()):
+            ns = getattr(mod, "__dict__", None)
+            if not _judge_module(name) or not isinstance(ns, dict):
+                continue
+            snap._add(name, ns, name.startswith(_STATEFUL))
+            for attr, obj in list(ns.items()):
+                if isinstance(obj, type) and obj.__dict__.get("__module__") == name:
+                    snap._add(f"{name}.{attr}", obj.__dict__)
+        snap._getter("sys", lambda: tuple(sys.__dict__.get(k) for k in _SYS))
+        snap._getter("sys.meta_path", lambda: tuple(sys.meta_path))
+        hs = sys.modules.get("hypothesis._settings")
+        if hs is not None and hasattr(hs, "settings"):
+            profiles = getattr(hs.settings, "_profiles", None)
+            if isinstance(profiles, dict):
+                snap._add(_PROFILES, profiles)
+            dv = getattr(hs, "default_variable", None)
+            if dv is not None:
+                snap._getter("hypothesis active settings profile", lambda: _profile(dv))
+        return snap
+
+    def _add(self, label: str, ns: Any, stateful: bool = False) -> None:
+        self.spaces.append((label, ns, tuple(ns.keys()), tuple(ns.values()), stateful))
+
+    def _getter(self, label: str, get: Callable[[], tuple[Any, ...]]) -> None:
+        try:
+            self.getters.append((label, get, get()))
+        except Exception:  # noqa: BLE001 - nothing to watch there
+            pass
+
+    def changed(self) -> list[str]:
+        """Every attribute added, removed or replaced since the snapshot."""
+        found: list[str] = []
+        for label, ns, keys, values, stateful in self.spaces:
+            if len(ns) == len(values) and not any(map(is_not, ns.values(), values)) \
+                    and not any(map(is_not, ns.keys(), keys)):
+                continue
+            before = dict(zip(keys, values))
+            for key in list(ns.keys()) + [k for k in keys if k not in ns]:
+                then, now = before.get(key, _MISSING), ns.get(key, _MISSING)
+                if then is not now and not _benign(label, str(key), then, now, stateful):
+                    found.append(f"{label}.{key}")
+        for label, get, then in self.getters:
+            try:
+                now = get()
+            except Exception:  # noqa: BLE001
+                now = ()
+            if len(now) != len(then) or any(map(is_not, now, then)):
+                found.append(label)
+        return found
+
+    def rebase(self) -> list[str]:
+        """Accept what pytest's configuration, Hypothesis's plugin and the oracle's
+        conftests set up before the property is collected (new attributes, settings,
+        state, a profile), and return what is not set-up: a function or class of the
+        judge replaced since the parent's snapshot (an installed plugin's import, a
+        conftest's import of the code under test)."""
+        replaced: list[str] = []
+        for label, ns, keys, values, _stateful in self.spaces:
+            if label == _PROFILES or (
+                    len(ns) == len(values) and not any(map(is_not, ns.values(), values))):
+                continue  # a conftest may register and load the oracle's profiles
+            for key, then in zip(keys, values):
+                now = ns.get(key, _MISSING)
+                if now is not then and not _data(then) and not _judges_own(now) \
+                        and not _benign(label, str(key), then, now, False):
+                    replaced.append(f"{label}.{key}")
+        fresh = _Integrity()
+        for label, ns, _keys, _values, stateful in self.spaces:
+            fresh._add(label, ns, stateful)
+        for label, get, _then in self.getters:
+            fresh._getter(label, get)
+        self.spaces, self.getters = fresh.spaces, fresh.getters
+        return replaced
+
+
+def _judges_own(value: Any) -> bool:
+    """Whether ``value``'s code lies in pytest's, pluggy's or Hypothesis's own files (as
+    when pytest's legacypath plugin installs its methods at configuration)."""
+    func = getattr(value, "__func__", getattr(value, "fget", value))
+    code = getattr(func, "__code__", None)
+    where = getattr(code, "co_filename", None)
+    if not isinstance(where, str):
+        return False
+    real = _REALPATH(where)
+    return any(_under(real, d) for d in _judge_dirs())
+
+
+def _judge_dirs() -> list[str]:
+    dirs = []
+    for name in ("_pytest", "pluggy", "hypothesis"):
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(path, str):
+            dirs.append(os.path.dirname(_REALPATH(path)))
+    return dirs
+
+
+def _profile(dv: Any) -> tuple[Any, ...]:
+    """The active Hypothesis settings object and its values (lazy caches left out)."""
+    value = dv.value
+    if value is None:
+        return (None,)
+    items = [x for k, v in vars(value).items() if not k.startswith("_cached") for x in (k, v)]
+    return (value, *items)
+
+
+_SNAPSHOT: _Integrity | None = None  # the serving parent's, taken before installed plugins load
 
 
 def _source_url(dist: Any) -> str | None:
@@ -141,24 +442,47 @@ def _source_url(dist: Any) -> str | None:
         return None
     from urllib.parse import unquote, urlparse
 
-    return os.path.realpath(unquote(urlparse(url).path))
+    return _REALPATH(unquote(urlparse(url).path))
+
+
+def _code_files(pm: Any, plugin: Any) -> set[str]:
+    """Where the hook functions of ``plugin`` really are (their code objects' files)."""
+    found: set[str] = set()
+    try:
+        callers = pm.get_hookcallers(plugin) or []
+    except Exception:  # noqa: BLE001
+        callers = []
+    for caller in callers:
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            func = getattr(impl.function, "__func__", impl.function)
+            code = getattr(func, "__code__", None)
+            name = getattr(code, "co_filename", None)
+            if isinstance(name, str):
+                found.add(name)
+    return found
 
 
 def plugin_files(pm: Any) -> list[str]:
     """Every loaded pytest plugin that may be the project's own code, as real paths:
-    plugin modules outside the interpreter's installation (conftests, ``-p``
-    modules, editable installs), and, for plugins installed from a local
-    directory (``pip install .``), that directory prefixed with ``dist:``.
-    The parent judges which of them lie in the repository outside the oracle."""
+    plugin modules and hook functions outside the interpreter's installation
+    (conftests, ``-p`` modules, editable installs, a plugin object whose class claims
+    another module), and, for plugins installed from a local directory
+    (``pip install .``), that directory prefixed with ``dist:``.  The parent judges
+    which of them lie in the repository outside the oracle."""
     found: set[str] = set()
     for _name, plugin in pm.list_name_plugin():
         if plugin is None or isinstance(plugin, (_Plugin, _Hold)):
             continue  # ours (this file may lie in a checkout of ballot-guard itself)
         module = plugin if hasattr(plugin, "__file__") and not isinstance(plugin, type) \
             else sys.modules.get(getattr(type(plugin), "__module__", ""))
+        files = _code_files(pm, plugin)
         path = getattr(module, "__file__", None)
         if isinstance(path, str):
-            real = os.path.realpath(path)
+            files.add(path)
+        for f in files:
+            real = _REALPATH(f)
             if not _installed(real):
                 found.add(real)
     try:  # the plugins pytest loaded from entry points, with their distributions
@@ -172,29 +496,68 @@ def plugin_files(pm: Any) -> list[str]:
     return sorted(found)
 
 
+def _hooks(pm: Any) -> dict[str, tuple[Any, ...]]:
+    """Every hook's implementations, by identity."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, caller in list(vars(pm.hook).items()):
+        try:
+            out[name] = tuple(impl.function for impl in caller.get_hookimpls())
+        except Exception:  # noqa: BLE001 - not a hook caller
+            continue
+    return out
+
+
 def _unittest_skip(item: Any) -> bool:
     """A ``unittest.skip`` decorator on the test method or its class: written in the file."""
     return any(getattr(obj, "__unittest_skip__", False) is True
                for obj in (getattr(item, "obj", None), getattr(item, "cls", None)))
 
 
+def _from_main(base: set[str]) -> list[str]:
+    """Modules imported during the run from the main checkout, not the worktree (--rev)."""
+    top, tree = _ROOTS["top"], _ROOTS["tree"]
+    if not top or not tree or top == tree:
+        return []
+    tops = {top, _REALPATH(top)}
+    trees = {tree, _REALPATH(tree)}
+    found = []
+    for name, mod in list(sys.modules.items()):
+        path = getattr(mod, "__file__", None)
+        if name in base or not isinstance(path, str):
+            continue
+        real = _REALPATH(path)
+        if any(_under(real, t) for t in tops) and not any(_under(real, t) for t in trees) \
+                and not _installed(real):
+            found.append(f"{name} ({real})")
+    return sorted(found)
+
+
 class _Plugin:
-    """Our pytest plugin: isolate Hypothesis's database, count the outcomes."""
+    """Our pytest plugin: isolate Hypothesis's database, count the outcomes, check the
+    judge's integrity, and report through the references taken at start."""
 
     def __init__(self, home: str, result: str, hold: _Hold,
-                 noted: dict[str, Any] | None = None) -> None:
+                 integrity: _Integrity | None = None) -> None:
         self.home = home
         self.result = result
         self.hold = hold
-        self.noted = noted or {}
+        self.integrity = integrity
+        self.base = set(sys.modules)
         self.counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "collected": 0,
                        "dodged": 0}
-        self.done: set[str] = set()  # items with an outcome: a call report, or a setup skip
+        self.ids: set[str] = set()     # the collected items
+        self.done: set[str] = set()    # items with an outcome: a call report, or a setup skip
         self.marked: set[str] = set()  # items whose skip or xfail the property file declares
+        self.replaced: list[str] = []
+        self.registered: list[str] = []
+        self.plugins_then: dict[int, Any] | None = None
+        self.hooks_then: dict[str, tuple[Any, ...]] = {}
+        self.config: Any = None
 
     def pytest_configure(self, config: Any) -> None:
         # Runs after Hypothesis's own pytest_configure (trylast), so a
         # --hypothesis-profile or a conftest's profile is kept, minus its database.
+        self.config = config
         if "hypothesis" not in sys.modules:
             return
         try:
@@ -205,12 +568,47 @@ class _Plugin:
         except Exception:  # noqa: BLE001 - an old Hypothesis: the fresh home dir suffices
             pass
 
+    def pytest_collection(self, session: Any) -> None:
+        """Just before the property is imported: what the judge is from here on."""
+        if self.integrity is not None:
+            self.replaced.extend(self.integrity.rebase())
+        pm = session.config.pluginmanager
+        self.plugins_then = {id(p): p for p in pm.get_plugins()}
+        self.hooks_then = _hooks(pm)
+
+    def _check(self, session: Any) -> None:
+        if self.integrity is not None:
+            for name in self.integrity.changed():
+                if name not in self.replaced:
+                    self.replaced.append(name)
+        if self.plugins_then is None:
+            return
+        pm = session.config.pluginmanager
+        for plugin in pm.get_plugins():
+            if id(plugin) not in self.plugins_then:
+                name = pm.get_name(plugin) or repr(plugin)
+                files = sorted(_REALPATH(f) for f in _code_files(pm, plugin))
+                what = f"{name} ({', '.join(files)})" if files else str(name)
+                if what not in self.registered:
+                    self.registered.append(what)
+        now = _hooks(pm)
+        for name, impls in now.items():
+            then = self.hooks_then.get(name, ())
+            if len(impls) != len(then) or any(a is not b for a, b in zip(impls, then)):
+                label = f"the implementations of hook {name}"
+                if label not in self.replaced:
+                    self.replaced.append(label)
+
     def pytest_collection_modifyitems(self, items: list[Any]) -> None:
         self.counts["collected"] = len(items)
         for item in items:  # a skip or xfail written as a mark is the oracle's own choice
+            self.ids.add(item.nodeid)
             if any(item.get_closest_marker(name) is not None
                    for name in ("skip", "skipif", "xfail")) or _unittest_skip(item):
                 self.marked.add(item.nodeid)
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self._check(session)  # the property and the code under test are imported now
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         if report.when == "call":
@@ -229,18 +627,33 @@ class _Plugin:
             self.counts["dodged"] += 1
 
     def pytest_sessionfinish(self, session: Any) -> None:
+        self._check(session)
         data: dict[str, Any] = dict(self.counts)
         try:
             data["plugins"] = plugin_files(session.config.pluginmanager)
         except Exception as exc:  # noqa: BLE001 - reported, judged by the parent
             data["plugins"] = [f"?{type(exc).__name__}: {exc}"]
         data["early"] = self.hold.early
-        data["complete"] = len(self.done) >= self.counts["collected"]
-        data["replaced"] = [spec for spec, obj in self.noted.items() if _resolve(spec) is not obj]
+        data["complete"] = self.ids <= self.done
+        data["replaced"] = self.replaced
+        data["registered"] = self.registered
+        data["from_main"] = _from_main(self.base)
+        data["unrepointable"] = list(_ROOTS["unrepointable"])
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(tr, "stats", None)
+        if isinstance(stats, dict):
+            data["stats"] = {str(k): len(v) for k, v in stats.items()
+                             if k and isinstance(v, list)}
+        self._report(data)
+
+    def _report(self, data: dict[str, Any]) -> None:
         tmp = self.result + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(data, f)
-        os.replace(tmp, self.result)
+        fd = _OPEN(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            _WRITE(fd, _DUMPS(data).encode())
+        finally:
+            _CLOSE(fd)
+        _REPLACE(tmp, self.result)
 
 
 class _Hold:
@@ -258,9 +671,10 @@ class _Hold:
     another run.
     """
 
-    def __init__(self, go_fd: int | None, path: str) -> None:
+    def __init__(self, go_fd: int | None, path: str, top: str | None = None) -> None:
         self.go_fd = go_fd
         self.path = path
+        self.top = top
         self.defer = False
         self.base = set(sys.modules)
         self.early: list[str] = []
@@ -269,27 +683,28 @@ class _Hold:
         if self.go_fd is None:
             return
         fd, self.go_fd = self.go_fd, None
-        top = os.path.realpath(os.getcwd()) + os.sep
-        env = os.path.realpath(sys.prefix) + os.sep
+        top = _REALPATH(os.getcwd()) + os.sep
+        env = _REALPATH(sys.prefix) + os.sep
         for name, mod in list(sys.modules.items()):
             path = getattr(mod, "__file__", None)
             if name in self.base or not isinstance(path, str):
                 continue
-            real = os.path.realpath(path)
+            real = _REALPATH(path)
             if real.startswith(top) and not real.startswith(env):
                 self.early.append(name)
         go = os.read(fd, 1)
         os.close(fd)
         if go != b"g":  # cancelled: the gate is gone or stopped early; run nothing
-            os._exit(CRASH)
+            _EXIT(CRASH)
 
     def _no_conftest(self) -> bool:
         d = os.path.dirname(os.path.abspath(self.path))
+        stop = os.path.abspath(self.top) if self.top else None
         while True:
             if os.path.lexists(os.path.join(d, "conftest.py")):
                 return False
             parent = os.path.dirname(d)
-            if parent == d:
+            if parent == d or d == stop:
                 return True
             d = parent
 
@@ -322,14 +737,70 @@ def _mark(pytest: Any) -> None:
         return
     last, first = pytest.hookimpl(trylast=True), pytest.hookimpl(tryfirst=True)
     _Plugin.pytest_configure = last(_Plugin.pytest_configure)  # type: ignore[method-assign]
+    # first, before the hold (registered later, called earlier): still nothing of the
+    # property has run, and a prepared run does this before it is released
+    _Plugin.pytest_collection = first(_Plugin.pytest_collection)  # type: ignore[method-assign]
     for name in ("pytest_load_initial_conftests", "pytest_configure", "pytest_sessionstart",
                  "pytest_collection"):
         setattr(_Hold, name, first(getattr(_Hold, name)))
 
 
+def _config_file(prop: str, top: str) -> tuple[str, str]:
+    """(config file, its directory) as pytest would find them from the property, but
+    never above the checkout: ``os.devnull`` and the checkout root when none is there."""
+    from pathlib import Path
+
+    from _pytest.config import findpaths
+
+    names = list(getattr(findpaths, "CONFIG_LOADERS_BY_NAME", None) or
+                 ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"))
+    root = Path(top).absolute()
+    start = Path(prop).absolute().parent
+    pyproject: Path | None = None
+    for base in (start, *start.parents):
+        for name in names:
+            p = base / name
+            if p.is_file():
+                if name == "pyproject.toml" and pyproject is None:
+                    pyproject = p
+                if findpaths.load_config_dict_from_file(p) is not None:
+                    return str(p), str(base)
+        if base == root or root not in base.parents:
+            break
+    if pyproject is not None:
+        return str(pyproject), str(pyproject.parent)
+    return os.devnull, str(root)
+
+
+def _confined(args: list[str], top: str) -> list[str]:
+    """pytest's rootdir, config file and conftest search kept inside the checkout."""
+    config, base = _config_file(args[0], top)
+    return [args[0], "-c", config, f"--rootdir={base}", f"--confcutdir={base}", *args[1:]]
+
+
+def _private(req: dict[str, Any]) -> None:
+    """This run's own empty TMPDIR, HOME and bytecode folder (removed after it)."""
+    for key in ("tmp", "home_dir", "pycache"):
+        if req.get(key):
+            os.makedirs(req[key], exist_ok=True)
+    if req.get("tmp"):
+        for name in ("TMPDIR", "TEMP", "TMP"):
+            os.environ[name] = req["tmp"]
+        import tempfile
+        tempfile.tempdir = None
+    if req.get("home_dir"):
+        os.environ["HOME"] = req["home_dir"]
+    if req.get("pycache"):
+        sys.pycache_prefix = req["pycache"]
+        os.environ["PYTHONPYCACHEPREFIX"] = req["pycache"]
+        sys.dont_write_bytecode = True
+
+
 def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
     """One pytest session in this process; its exit code."""
-    hold = _Hold(go_fd, req["args"][0])
+    _private(req)
+    top = _ROOTS["tree"] or os.getcwd()
+    hold = _Hold(go_fd, req["args"][0], top)
     os.makedirs(req["home"], exist_ok=True)
     if "hypothesis" in sys.modules or req.get("hypothesis"):
         try:
@@ -340,8 +811,8 @@ def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
     import pytest
 
     _mark(pytest)
-    plugin = _Plugin(req["home"], req["result"], hold, _NOTED or machinery())
-    code = pytest.main(list(req["args"]), plugins=[hold, plugin])
+    plugin = _Plugin(req["home"], req["result"], hold, _SNAPSHOT or _Integrity.take())
+    code = pytest.main(_confined(list(req["args"]), top), plugins=[hold, plugin])
     return int(code)
 
 
@@ -355,7 +826,7 @@ def _redirect(log: str) -> None:
     os.close(null)
 
 
-def _child(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
+def _child(req: dict[str, Any], go_fd: int, close: list[int], _exit: Any = _EXIT) -> None:
     """In a forked child: become a process group, run, never return."""
     code = CRASH
     try:
@@ -383,7 +854,7 @@ def _child(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
             sys.stderr.flush()
         except BaseException:  # noqa: BLE001
             pass
-        os._exit(code)
+        _exit(code)
 
 
 def _preimport() -> None:
@@ -404,8 +875,9 @@ def _preimport() -> None:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - no Hypothesis in this environment
             pass
-    global _NOTED
-    _NOTED = machinery()  # before any installed plugin, the project's own among them, loads
+    _private_bytecode()
+    global _SNAPSHOT
+    _SNAPSHOT = _Integrity.take()  # before any installed plugin, the project's own among them
     names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline"]
     try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
         import importlib.metadata
@@ -508,8 +980,9 @@ def serve() -> int:
                 sys.stderr.flush()
                 go_r, go_w = os.pipe()
                 pid = os.fork()
-                if pid == 0:
-                    _child(msg["req"], go_r, [go_w, wake_r, wake_w, private])
+                if pid == 0:  # no descriptor of the parent's, nor another run's go pipe
+                    _child(msg["req"], go_r, [go_w, wake_r, wake_w, private,
+                                              *(g for _p, g in prepared.values())])
                 os.close(go_r)
                 try:
                     os.setpgid(pid, pid)
@@ -546,14 +1019,31 @@ def once(request: str) -> int:
         return exc.code if isinstance(exc.code, int) else CRASH
 
 
+def _roots(argv: list[str]) -> tuple[str | None, str | None]:
+    """``--top DIR --tree DIR`` (the main checkout, the checkout under test)."""
+    got: dict[str, str] = {}
+    while len(argv) >= 2 and argv[0] in ("--top", "--tree"):
+        got[argv[0][2:]] = argv[1]
+        del argv[:2]
+    top = got.get("top") or os.getcwd()
+    return top, got.get("tree") or top
+
+
 if __name__ == "__main__":
     _drop_own_dir()
-    if len(sys.argv) >= 2 and sys.argv[1] == "serve":
+    argv = sys.argv[1:]
+    command = argv.pop(0) if argv else ""
+    _start(*_roots(argv))
+    if command == "serve" and not argv:
         raise SystemExit(serve())
-    if len(sys.argv) == 3 and sys.argv[1] == "once":
-        raise SystemExit(once(sys.argv[2]))
-    if len(sys.argv) == 2 and sys.argv[1] == "describe":
+    if command == "once" and len(argv) == 1:
+        code = once(argv[0])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _EXIT(code)
+    if command == "describe" and not argv:
         print(json.dumps(describe()))
         raise SystemExit(0)
-    print("usage: zygote.py serve | once REQUEST | describe", file=sys.stderr)
+    print("usage: zygote.py serve|once REQUEST|describe [--top DIR --tree DIR]",
+          file=sys.stderr)
     raise SystemExit(2)

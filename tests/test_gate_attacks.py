@@ -90,6 +90,7 @@ WRITERS = {
     "a new fixture": ("fixtures/extra.json", "{}\n"),
     "the property": ("properties/test_retry.py", "def test_retry_cap():\n    pass\n"),
     "a conftest": ("conftest.py", "# rewritten\n"),
+    "a golden file beside the property": ("properties/golden.json", '{"cap": 4}\n'),
 }
 
 
@@ -130,7 +131,7 @@ def test_hypothesis_given_replaced_by_the_code_under_test_is_caught(project: Rep
     make_project(project, {"retry": prop})
     res = run_cli(["gate"], project.path)
     assert res.code == 4, res.out + res.err
-    assert "replaced the test machinery (hypothesis:given)" in res.out
+    assert "replaced the test machinery (hypothesis.given" in res.out
     assert scorecard(project)["properties"]["retry"]["ballot"] == "error"
 
 
@@ -236,7 +237,7 @@ def test_machinery_replaced_when_an_installed_plugin_is_imported_is_caught(
     make_project(project, {"retry": PROPERTY}, python=str(python))
     res = run_cli(["gate"], project.path)
     assert res.code == 4, res.out + res.err
-    assert "replaced the test machinery (_pytest.python:Function.runtest)" in res.out
+    assert "replaced the test machinery (_pytest.python.Function.runtest" in res.out
 
 
 def test_the_runners_own_plugins_are_not_project_code() -> None:
@@ -278,9 +279,10 @@ def test_a_unittest_skip_decorator_is_a_declared_skip(project: Repo) -> None:
     assert "1 test(s) skipped or xfailed themselves while running" in res.out
 
 
-def test_a_property_that_keeps_its_own_state_beside_it_still_freezes(project: Repo) -> None:
-    """State a flipping property writes next to itself (not Python) is not a rewrite of
-    the judge: the flip freezes the voter (3), as for state kept anywhere else."""
+def test_a_property_that_keeps_state_in_the_properties_dir_rewrites_the_oracle(
+        project: Repo) -> None:
+    """Every file of the properties dir is the judge (golden data lives there): state a
+    property writes there changes what the next run reads, so the vote does not count."""
     flipper = ("import pathlib\n"
                "COUNTER = pathlib.Path(__file__).with_name('counter.txt')\n"
                "def test_flips():\n"
@@ -289,5 +291,20 @@ def test_a_property_that_keeps_its_own_state_beside_it_still_freezes(project: Re
                "    assert n % 2 == 0\n")
     make_project(project, {"flips": flipper})
     res = run_cli(["gate"], project.path)
-    assert res.code == 3, res.out + res.err
-    assert scorecard(project)["properties"]["flips"]["ballot"] == "freeze"
+    assert res.code == 4, res.out + res.err
+    assert "the oracle changed while it voted (properties/counter.txt)" in res.out
+    assert not (project.path / "freeze_set.json").exists()
+
+
+def test_a_file_named_by_oracle_paths_is_watched_too(project: Repo) -> None:
+    project.write("src/billing.py", (
+        "import pathlib\n"
+        "GOLDEN = pathlib.Path(__file__).resolve().parent.parent / 'golden' / 'cap.txt'\n"
+        "def max_attempts():\n"
+        "    GOLDEN.write_text('4')\n"
+        "    return 4\n"))
+    project.write("golden/cap.txt", "3")
+    make_project(project, {"retry": PROPERTY}, table='oracle_paths = ["golden/**"]\n')
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "the oracle changed while it voted (golden/cap.txt)" in res.out
