@@ -44,6 +44,13 @@ def write_bytes(path: str, data: bytes, *, mode: int | None = None) -> None:
         raise
 
 
-def write_text(path: str, text: str) -> None:
-    """``write_bytes`` of UTF-8 text (newlines as given)."""
-    write_bytes(path, text.encode("utf-8"))
+def write_text(path: str, text: str, *, errors: str = "strict") -> None:
+    """``write_bytes`` of UTF-8 text (newlines as given); ``errors`` as for ``encode``."""
+    write_bytes(path, text.encode("utf-8", errors))
+
+
+def json_bytes(text: str) -> bytes:
+    """UTF-8 of JSON text from ``json.dumps(..., ensure_ascii=False)``.  A name read from
+    the filesystem that is not UTF-8 (``test_\\xff.py``) holds lone surrogates there;
+    they are written as JSON's own ``\\udcff`` escapes, which read back the same."""
+    return text.encode("utf-8", "backslashreplace")

@@ -243,6 +243,8 @@ def parse_pyproject(data: bytes | None, source: str = PYPROJECT) -> Config:
         raise ConfigError(f"{source}: not valid UTF-8 ({exc.reason})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{source}: invalid TOML: nested too deeply") from None
     tool = doc.get("tool", {})
     if not isinstance(tool, dict):
         raise ConfigError(f"{source}: [tool] must be a table")

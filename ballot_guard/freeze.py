@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping
 
 from ballot_guard.errors import CannotJudge
-from ballot_guard.atomic import write_text
+from ballot_guard.atomic import json_bytes, write_bytes
 from ballot_guard.state import parse_utc
 
 Event = Mapping[str, Any]
@@ -46,6 +46,8 @@ def parse(data: bytes | None, source: str) -> FreezeFile:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise FreezeFileError(f"{source}: corrupt freeze file: {exc}") from exc
+    except RecursionError:
+        raise FreezeFileError(f"{source}: corrupt freeze file: nested too deeply") from None
     if not isinstance(doc, dict):
         raise FreezeFileError(f"{source}: corrupt freeze file: expected a JSON object")
     frozen = doc.get("frozen", [])
@@ -111,7 +113,7 @@ def update(path: str, lock_path: str, change: Callable[[FreezeFile], FreezeFile]
         before = load(path)
         after = change(before)
         if after != before:
-            write_text(path, dumps(after))
+            write_bytes(path, json_bytes(dumps(after)))
         return after
 
 

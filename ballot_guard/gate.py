@@ -282,7 +282,7 @@ def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str
     sc.write(path, card)
     if junit_xml:
         from ballot_guard.atomic import write_text
-        write_text(junit_xml, sc.junit(card))
+        write_text(junit_xml, sc.junit(card), errors="replace")
     if as_json:
         emit_json(card)
 

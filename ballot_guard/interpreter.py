@@ -45,6 +45,7 @@ class RunnerInfo:
     hypothesis: str | None
     randomly: bool
     fork: bool
+    site: tuple[str, ...] = ()   # the interpreter's site-packages directories
 
 
 def _own_prefixes() -> set[str]:
@@ -175,7 +176,8 @@ def parse_describe(python: str, line: str, stderr: bytes = b"") -> RunnerInfo:
                           "`python` in [tool.ballot_guard]")
     return RunnerInfo(python=python, pytest=str(data.get("pytest")),
                       hypothesis=data.get("hypothesis"), randomly=bool(data.get("randomly")),
-                      fork=bool(data.get("fork", True)))
+                      fork=bool(data.get("fork", True)),
+                      site=tuple(str(d) for d in data.get("site") or ()))
 
 def resolve_runner(root: str, config: Config, *, environ: Mapping[str, str] | None = None,
                    rev: str | None = None) -> str:

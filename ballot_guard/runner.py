@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
+from ballot_guard import site_watch
 from ballot_guard.errors import CannotJudge
 from ballot_guard.interpreter import (HANDSHAKE_TIMEOUT, RunnerInfo, check_not_tracked,
                                       find_interpreter, parse_describe, probe, resolve_runner,
@@ -116,7 +117,7 @@ def _counts_raw(path: str) -> dict[str, Any]:
     try:
         with open(path) as f:
             data = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -453,6 +454,8 @@ class Session:
         self.scheduler: Scheduler | None = None
         self.fresh: set[int] = set()  # fallback runs going now (process groups)
         self.counter = itertools.count(1)
+        self.site: site_watch.Signature = {}
+        self.site_lock = threading.Lock()
 
     def launch(self) -> None:
         """Start the runner (without waiting for it): overlaps its start-up."""
@@ -470,8 +473,24 @@ class Session:
                 self.close()
         if self.info is None or not self.fork:
             got = probe(self.python, cwd=self.cwd, env=self.env, top=self.top)
-            self.info = RunnerInfo(got.python, got.pytest, got.hypothesis, got.randomly, False)
+            self.info = RunnerInfo(got.python, got.pytest, got.hypothesis, got.randomly, False,
+                                   got.site)
+        self.site = site_watch.signature(self.info.site)
         return self.info
+
+    def _checked(self, run: Run) -> Run:
+        """The run, an ``error`` when it changed the interpreter's start-up files."""
+        assert self.info is not None
+        with self.site_lock:
+            now = site_watch.signature(self.info.site)
+            moved = site_watch.changed(self.site, now)
+            self.site = now
+        if not moved:
+            return run
+        return dataclasses.replace(run, outcome="error", detail=(
+            f"the run changed the runner interpreter's start-up files ({', '.join(moved[:3])}):"
+            " code there would run inside every later run and gate; remove it, and check "
+            "the environment"))
 
     def _spawn(self) -> _Zygote:
         n = len(os.listdir(self.workdir))
@@ -503,6 +522,7 @@ class Session:
         origin = time.monotonic()
 
         def done(task: tuple[Hashable, str], run: Run) -> None:
+            run = self._checked(run)
             if run.started is not None:
                 run = dataclasses.replace(run, started=run.started - origin)
             sched.done(task, run.seconds)

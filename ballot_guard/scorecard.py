@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 
 from ballot_guard import __version__
 from ballot_guard.ballot import Ballot
-from ballot_guard.atomic import write_text
+from ballot_guard.atomic import json_bytes, write_bytes
 from ballot_guard.state import utc_now
 
 SCHEMA = "ballot-guard/scorecard/1"
@@ -51,7 +51,7 @@ def build(known: Known, exit_code: int) -> dict[str, Any]:
 
 
 def write(path: str, card: dict[str, Any]) -> None:
-    write_text(path, json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    write_bytes(path, json_bytes(json.dumps(card, indent=2, ensure_ascii=False) + "\n"))
 
 
 def junit(card: dict[str, Any]) -> str:

@@ -118,6 +118,8 @@ def read_card(path: str) -> dict[str, Any]:
         card = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ShardError(f"{path}: not a scorecard: {exc}") from exc
+    except RecursionError:
+        raise ShardError(f"{path}: not a scorecard: nested too deeply") from None
     if not isinstance(card, dict) or card.get("schema") != SCHEMA:
         raise ShardError(f"{path}: not a ballot-guard scorecard (schema {SCHEMA})")
     return card

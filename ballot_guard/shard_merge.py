@@ -123,6 +123,6 @@ def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str
            as_json: bool) -> None:
     sc.write(scorecard or os.path.join(state_dir(top), SCORECARD), card)
     if junit_xml:
-        write_text(junit_xml, sc.junit(card))
+        write_text(junit_xml, sc.junit(card), errors="replace")
     if as_json:
         emit_json(card)

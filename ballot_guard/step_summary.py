@@ -29,7 +29,7 @@ def append(path: str, text: str) -> str | None:
         if not stat.S_ISREG(mode):
             kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
             return f"{path} is {kind}, not a regular file"
-        view = memoryview(text.encode("utf-8"))
+        view = memoryview(text.encode("utf-8", "backslashreplace"))  # non-UTF-8 names
         while view:
             view = view[os.write(fd, view):]
     except OSError as exc:

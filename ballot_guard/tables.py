@@ -35,6 +35,8 @@ def _split_toml(data: bytes) -> tuple[Any, Any]:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise Unparseable(str(exc)) from exc
+    except RecursionError:
+        raise Unparseable("nested too deeply") from None
     judge: dict[str, Any] = {}
     tool = doc.get("tool")
     if isinstance(tool, dict):

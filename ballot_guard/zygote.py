@@ -68,7 +68,8 @@ def _drop_own_dir() -> None:
 # from the installation.
 
 _HELD: list[str] = []   # sys.path as site would have made it, the checkout included
-_ROOTS: dict[str, Any] = {"top": None, "tree": None, "repointed": [], "unrepointable": []}
+_ROOTS: dict[str, Any] = {"top": None, "tree": None, "repointed": [], "unrepointable": [],
+                          "site": []}
 
 
 def _prefixes() -> tuple[str, ...]:
@@ -134,18 +135,46 @@ def _pth_lines(path: str) -> list[str]:
     return text.splitlines()
 
 
+def _venv() -> list[str]:
+    """What ``site.venv`` decides (``sys.prefix``, the prefixes whose site-packages
+    count), without processing any ``.pth`` file as it does."""
+    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    site_prefix = os.path.dirname(exe_dir)
+    for conf in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(site_prefix, "pyvenv.cfg")):
+        if not os.path.isfile(conf):
+            continue
+        system = "true"
+        try:
+            with open(conf, encoding="utf-8") as f:
+                for line in f:
+                    key, eq, value = line.partition("=")
+                    if eq and key.strip().lower() == "include-system-site-packages":
+                        system = value.strip().lower()
+        except (OSError, UnicodeDecodeError):
+            pass
+        base = [sys.prefix, sys.exec_prefix]
+        sys.prefix = sys.exec_prefix = site_prefix
+        return [site_prefix, *base] if system == "true" else [site_prefix]
+    return [sys.prefix, sys.exec_prefix]
+
+
 def _start(top: str | None, tree: str | None) -> None:
     """What ``site`` does at start-up, minus the checkout (see above)."""
     _ROOTS["top"] = os.path.abspath(top) if top else None
     _ROOTS["tree"] = os.path.abspath(tree) if tree else _ROOTS["top"]
     if not sys.flags.no_site:
         _HELD[:] = list(sys.path)
+        import site
+        _ROOTS["site"] = [d for d in site.getsitepackages() if os.path.isdir(d)]
         return
     import site
 
-    site.venv(None)
+    global _PREFIXES
+    prefixes = _venv()
+    _PREFIXES = _prefixes()
     site.ENABLE_USER_SITE = False
-    dirs = [d for d in site.getsitepackages() if os.path.isdir(d)]
+    dirs = [d for d in site.getsitepackages(prefixes) if os.path.isdir(d)]
+    _ROOTS["site"] = dirs
     path = list(sys.path)
     for sitedir in dirs:
         if sitedir not in path:
@@ -263,6 +292,7 @@ def describe() -> dict[str, Any]:
             except Exception:  # noqa: BLE001 - a broken Hypothesis is "not importable"
                 pass
     info["randomly"] = importlib.util.find_spec("pytest_randomly") is not None
+    info["site"] = list(_ROOTS["site"])
     return info
 
 

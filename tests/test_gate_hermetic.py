@@ -171,3 +171,96 @@ def test_a_runner_started_with_our_flags_runs_no_sitecustomize_of_the_checkout(
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
     assert not marker.exists()
+
+
+def runner_venv(tmp_path: Path) -> tuple[Path, Path]:
+    """A real virtualenv (this suite's pytest and Hypothesis reachable through a .pth):
+    (its python, its site-packages)."""
+    import subprocess
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig."
+                                   "get_path('purelib'))"], check=True, capture_output=True,
+                                  text=True).stdout.strip())
+    (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    return python, purelib
+
+
+def editable_install(python: Path, project: Repo) -> None:
+    """``setup.py develop`` of the project's src layout: a real editable install
+    (``easy-install.pth`` names ``src/``), no network, no wheel needed."""
+    import subprocess
+
+    subprocess.run([str(python), "setup.py", "-q", "develop", "--no-deps"], cwd=project.path,
+                   check=True, capture_output=True)
+
+
+SETUP = {"setup.py": "from setuptools import setup\nsetup()\n",
+         "setup.cfg": ("[metadata]\nname = billing\nversion = 0.1\n[options]\n"
+                       "package_dir =\n    =src\npackages = find:\n"
+                       "[options.packages.find]\nwhere = src\n")}
+CAP = "import billing\ndef test_cap():\n    assert billing.max_attempts() == 3\n"
+
+
+def test_rev_tests_the_revisions_code_not_the_main_checkouts(project: Repo,
+                                                            tmp_path: Path) -> None:
+    """An editable install points into the main checkout's src/: under --rev (and the
+    pre-push gate on the pushed tip) the import path is re-pointed to the worktree, so
+    an uncommitted fix cannot make a broken commit pass."""
+    from tests.hookutil import bare_remote, push
+
+    python, _ = runner_venv(tmp_path)
+    for rel, text in SETUP.items():
+        project.write(rel, text)
+    project.write("src/billing/__init__.py", "def max_attempts():\n    return 4\n")  # broken
+    project.write(".gitignore", "*.egg-info/\n")
+    make_project(project, {"cap": CAP}, python=str(python))
+    editable_install(python, project)
+    project.write("src/billing/__init__.py", "def max_attempts():\n    return 3\n")  # unstaged
+    assert run_cli(["gate"], project.path).code == 0  # the working tree holds the fix
+    res = run_cli(["gate", "--rev", "HEAD"], project.path)
+    assert res.code == 1, res.out + res.err
+    assert scorecard(project)["properties"]["cap"]["ballot"] == "fail"
+    assert run_cli(["install"], project.path).code == 0
+    bare_remote(project, tmp_path)
+    proc = push(project, "origin", "main")
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "cap" in proc.stdout + proc.stderr and "fail" in proc.stdout + proc.stderr
+
+
+def test_an_import_path_into_the_main_checkout_without_counterpart_is_an_error(
+        project: Repo, tmp_path: Path) -> None:
+    """A path the worktree does not have (an untracked build dir) cannot be re-pointed:
+    the ballot is error, never a silent vote on the main checkout's code."""
+    python, purelib = runner_venv(tmp_path)
+    project.write("build/lib/billing/__init__.py", "def max_attempts():\n    return 3\n")
+    project.write(".gitignore", "build/\n")
+    (purelib / "billing_build.pth").write_text(str(project.path / "build" / "lib") + "\n")
+    make_project(project, {"cap": CAP}, python=str(python))
+    assert run_cli(["gate"], project.path).code == 0
+    res = run_cli(["gate", "--rev", "HEAD"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "leads into the main checkout and has no counterpart" in res.out
+
+
+def test_a_run_that_plants_a_startup_file_in_the_runners_environment_is_an_error(
+        project: Repo, tmp_path: Path) -> None:
+    python, purelib = runner_venv(tmp_path)
+    project.write("src/billing/__init__.py", (
+        "import site\n"
+        "def max_attempts():\n"
+        "    for d in site.getsitepackages():\n"
+        "        open(d + '/zz_helper.pth', 'w').write('import os\\n')\n"
+        "    return 3\n"))
+    prop = ("import sys, pathlib\n"
+            "sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / 'src'))\n"
+            + CAP)
+    make_project(project, {"cap": prop}, python=str(python))
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "changed the runner interpreter's start-up files" in res.out
+    assert "zz_helper.pth" in res.out
+    assert (purelib / "zz_helper.pth").exists()
