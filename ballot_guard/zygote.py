@@ -374,6 +374,10 @@ class _Integrity:
         return snap
 
     def _add(self, label: str, ns: Any, stateful: bool = False) -> None:
+        if not isinstance(ns, dict):  # a class's mappingproxy: watch the dict behind it
+            import gc
+            inner = [d for d in gc.get_referents(ns) if isinstance(d, dict)]
+            ns = inner[0] if len(inner) == 1 else ns
         self.spaces.append((label, ns, tuple(ns.keys()), tuple(ns.values()), stateful))
 
     def _getter(self, label: str, get: Callable[[], tuple[Any, ...]]) -> None:
@@ -386,8 +390,7 @@ class _Integrity:
         """Every attribute added, removed or replaced since the snapshot."""
         found: list[str] = []
         for label, ns, keys, values, stateful in self.spaces:
-            if len(ns) == len(values) and not any(map(is_not, ns.values(), values)) \
-                    and not any(map(is_not, ns.keys(), keys)):
+            if len(ns) == len(values) and not any(map(is_not, ns.values(), values)):
                 continue
             before = dict(zip(keys, values))
             for key in list(ns.keys()) + [k for k in keys if k not in ns]:
@@ -410,21 +413,27 @@ class _Integrity:
         judge replaced since the parent's snapshot (an installed plugin's import, a
         conftest's import of the code under test)."""
         replaced: list[str] = []
-        for label, ns, keys, values, _stateful in self.spaces:
-            if label == _PROFILES or (
-                    len(ns) == len(values) and not any(map(is_not, ns.values(), values))):
-                continue  # a conftest may register and load the oracle's profiles
-            for key, then in zip(keys, values):
-                now = ns.get(key, _MISSING)
-                if now is not then and not _data(then) and not _judges_own(now) \
-                        and not _benign(label, str(key), then, now, False):
-                    replaced.append(f"{label}.{key}")
-        fresh = _Integrity()
-        for label, ns, _keys, _values, stateful in self.spaces:
-            fresh._add(label, ns, stateful)
+        spaces = []
+        for space in self.spaces:
+            label, ns, keys, values, stateful = space
+            if len(ns) == len(values) and not any(map(is_not, ns.values(), values)):
+                spaces.append(space)
+                continue
+            if label != _PROFILES:  # a conftest may register and load the oracle's profiles
+                for key, then in zip(keys, values):
+                    now = ns.get(key, _MISSING)
+                    if now is not then and not _data(then) and not _judges_own(now) \
+                            and not _benign(label, str(key), then, now, False):
+                        replaced.append(f"{label}.{key}")
+            spaces.append((label, ns, tuple(ns.keys()), tuple(ns.values()), stateful))
+        self.spaces = spaces
+        getters = []
         for label, get, _then in self.getters:
-            fresh._getter(label, get)
-        self.spaces, self.getters = fresh.spaces, fresh.getters
+            try:
+                getters.append((label, get, get()))
+            except Exception:  # noqa: BLE001
+                pass
+        self.getters = getters
         return replaced
 
 
