@@ -172,6 +172,7 @@ def _start(top: str | None, tree: str | None) -> None:
     global _PREFIXES
     prefixes = _venv()
     _PREFIXES = _prefixes()
+    site.PREFIXES[:] = prefixes  # what site.venv leaves there: getsitepackages() agrees
     site.ENABLE_USER_SITE = False
     dirs = [d for d in site.getsitepackages(prefixes) if os.path.isdir(d)]
     _ROOTS["site"] = dirs

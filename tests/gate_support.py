@@ -87,7 +87,8 @@ def lines(log: Path) -> list[dict[str, Any]]:
 @pytest.fixture(autouse=True)
 def _shared_pycache(tmp_path_factory: pytest.TempPathFactory,
                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """One warm bytecode cache for every gate a test worker runs."""
+    """Kept for the tests that import it: the gate no longer reads this variable (each
+    run has its own bytecode folder), so setting it must change nothing."""
     cache = tmp_path_factory.getbasetemp() / "bg-pycache"
     monkeypatch.setenv("BALLOT_GUARD_PYCACHE", str(cache))
 

@@ -181,8 +181,9 @@ def test_rev_votes_on_the_commit_and_ignores_a_dirty_tree(project: Repo) -> None
     assert list(card["properties"]) == ["ok"] and card["commit"] == project.head()
     assert card["dirty"] is False
     assert project.git("worktree", "list", "--porcelain").count("worktree ") == 1
-    cache = Path(os.environ["BALLOT_GUARD_PYCACHE"])
-    assert not [p for p in cache.rglob("ballot-guard-rev-*")]  # its bytecode went with it
+    leftovers = project.path / ".ballot_guard"
+    assert not [p for p in leftovers.iterdir() if p.name.startswith("run-")]  # nor its runs
+    assert not (leftovers / "pycache").exists()
     assert run_cli(["gate"], project.path).code == 1  # the dirty tree itself fails
 
 

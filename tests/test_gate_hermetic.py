@@ -252,8 +252,8 @@ def test_a_run_that_plants_a_startup_file_in_the_runners_environment_is_an_error
     project.write("src/billing/__init__.py", (
         "import site\n"
         "def max_attempts():\n"
-        "    for d in site.getsitepackages():\n"
-        "        open(d + '/zz_helper.pth', 'w').write('import os\\n')\n"
+        f"    assert {str(purelib)!r} in site.getsitepackages()  # the venv's, as site has it\n"
+        f"    open({str(purelib / 'zz_helper.pth')!r}, 'w').write('import os\\n')\n"
         "    return 3\n"))
     prop = ("import sys, pathlib\n"
             "sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / 'src'))\n"
