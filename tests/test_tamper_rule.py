@@ -176,3 +176,20 @@ def test_pre_commit_hook_blocks_an_agent(project: Repo, monkeypatch: pytest.Monk
     res = run_cli(["hook", "pre-commit"], project.path)
     assert res.code == 1
     assert f"rule 5: src/pkg/__init__.py:4: assigns to builtins.sorted: {WHY}" in res.out
+
+
+@pytest.mark.parametrize("name", sorted(TECHNIQUES))
+def test_the_first_scan_never_clears_a_technique(name: str) -> None:
+    """The scan that lets a patch of new files through unread must not pass any technique
+    (as a new file's added lines, however deep in a function)."""
+    from ballot_guard.tamper_rule import _quiet
+
+    source = TECHNIQUES[name][0]
+    for body in (source, "".join("    " + ln + "\n" for ln in source.splitlines())):
+        lines = body.splitlines()
+        diff = ("diff --git a/src/n.py b/src/n.py\nnew file mode 100644\n--- /dev/null\n"
+                f"+++ b/src/n.py\n@@ -0,0 +1,{len(lines)} @@\n"
+                + "".join(f"+{ln}\n" for ln in lines)).encode()
+        assert not _quiet(diff), body
+    assert _quiet(b"diff --git a/src/n.py b/src/n.py\nnew file mode 100644\n--- /dev/null\n"
+                  b"+++ b/src/n.py\n@@ -0,0 +1,2 @@\n+def f1():\n+    return 1\n")
