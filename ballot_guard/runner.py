@@ -13,13 +13,14 @@ import itertools
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Mapping, NoReturn, Sequence
 
 from ballot_guard import site_watch
 from ballot_guard.errors import CannotJudge
@@ -260,12 +261,28 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
     return run
 
 
+# Every wait on the fork server has a deadline (the code under test runs in its
+# children and can stop it, flood its pipes or kill it):
+PROMPT = 30.0  # seconds it has to answer a request that runs nothing (prepare)
+GRACE = 5.0  # seconds it has to report a run's end once the run's group is killed
+LINE_LIMIT = 1 << 20  # a reply longer than this is not one of its replies: dropped
+
+
+class RunnerStopped(EOFError):
+    """The fork server did not answer in time: it is killed, and replaced by the caller."""
+
+
 class _Zygote:
     """One forking parent under the project's interpreter, shared by every job slot.
 
     ``prepare`` forks a child that loads pytest's options and installed plugins
     and then waits; ``go`` releases it.  Replies carry the request id; one
-    reader thread files them, and each caller waits for its own.
+    reader thread files them, and each caller waits for its own, never past a
+    deadline: a run's own (``start + timeout``, then ``GRACE`` for its end to be
+    reported once its group is killed), ``PROMPT`` for a prepare.  A server that
+    misses one is killed (``RunnerStopped``); the session starts another.
+    Requests are written without blocking, so a pipe the code under test filled
+    cannot hold the gate either.
     """
 
     def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str,
@@ -277,36 +294,56 @@ class _Zygote:
                                          cwd=cwd, env=dict(env),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)
+        assert self.proc.stdin is not None
+        os.set_blocking(self.proc.stdin.fileno(), False)
         self.inbox: dict[str, dict[str, Any]] = {}
         self.eof = False
+        self.killed = False
         self.cond = threading.Condition()
         self.send_lock = threading.Lock()
         self.live: set[int] = set()   # prepared or running children (process groups)
+        self.pids: dict[str, int] = {}  # request id -> its child
         self.ids = itertools.count(1)
         self.info: RunnerInfo | None = None
         self.reader = threading.Thread(target=self._reader, daemon=True)
         self.reader.start()
 
     def _reader(self) -> None:
+        """File every reply line; drop what is not one (junk, or a line past LINE_LIMIT)."""
         assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        buf, skipping = b"", False
         try:
-            for line in self.proc.stdout:
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                with self.cond:
-                    self.inbox.setdefault(str(msg.get("id")), {}).update(msg)
-                    self.cond.notify_all()
-        except (OSError, ValueError):
+            while data := os.read(fd, 65536):
+                buf += data
+                while (nl := buf.find(b"\n")) >= 0:
+                    line, buf = buf[:nl], buf[nl + 1:]
+                    if skipping:
+                        skipping = False
+                    else:
+                        self._file(line)
+                if len(buf) > LINE_LIMIT:
+                    buf, skipping = b"", True
+        except OSError:
             pass
         finally:
             with self.cond:
                 self.eof = True
                 self.cond.notify_all()
+            self.proc.stdout.close()  # only here: no other thread reads it
+
+    def _file(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(msg, dict):
+            with self.cond:
+                self.inbox.setdefault(str(msg.get("id")), {}).update(msg)
+                self.cond.notify_all()
 
     def _await(self, rid: str, keys: tuple[str, ...],
-               deadline: float | None) -> dict[str, Any] | None:
+               deadline: float) -> dict[str, Any] | None:
         """The reply for ``rid`` once it holds one of ``keys``; None at the deadline."""
         with self.cond:
             while True:
@@ -315,8 +352,8 @@ class _Zygote:
                     return got
                 if self.eof:
                     raise EOFError
-                wait = None if deadline is None else deadline - time.monotonic()
-                if wait is not None and wait <= 0:
+                wait = deadline - time.monotonic()
+                if wait <= 0:
                     return None
                 self.cond.wait(wait)
 
@@ -335,61 +372,114 @@ class _Zygote:
         self.info = parse_describe(self.python, json.dumps(line))
         return self.info
 
-    def _send(self, msg: dict[str, Any]) -> None:
+    def _send(self, msg: dict[str, Any], deadline: float) -> None:
+        """Write one request, without blocking past ``deadline`` (RunnerStopped then)."""
         assert self.proc.stdin is not None
-        with self.send_lock:
-            self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-            self.proc.stdin.flush()
+        fd = self.proc.stdin.fileno()
+        view = memoryview((json.dumps(msg) + "\n").encode())
+        if not self.send_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            self._stopped("took no request")
+        try:
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._stopped("took no request")
+                if not select.select([], [fd], [], left)[1]:
+                    continue
+                try:
+                    view = view[os.write(fd, view):]
+                except BlockingIOError:
+                    continue
+        finally:
+            self.send_lock.release()
+
+    def _stopped(self, what: str) -> NoReturn:
+        self.kill()
+        raise RunnerStopped(f"the runner {what} in time (stopped or flooded by the code "
+                            "under test?): it was killed")
+
+    def _child(self, got: Mapping[str, Any], key: str) -> int:
+        pid = got.get(key)
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
+            self._stopped("gave no process id")  # never a signal to group 0 or 1
+        return pid
 
     def prepare(self, req: dict[str, Any]) -> str:
         rid = str(next(self.ids))
-        self._send({"op": "prepare", "id": rid, "req": req})
-        got = self._await(rid, ("prepared",), None)
-        assert got is not None
-        self.live.add(int(got["prepared"]))
+        deadline = time.monotonic() + PROMPT
+        self._send({"op": "prepare", "id": rid, "req": req}, deadline)
+        got = self._await(rid, ("prepared",), deadline)
+        if got is None:
+            self._stopped("did not prepare a run")
+        pid = self.pids[rid] = self._child(got, "prepared")
+        self.live.add(pid)
         return rid
 
     def go(self, rid: str, req: dict[str, Any], timeout: float) -> Run:
-        """Release a prepared run and wait for its end (killing its group at the timeout)."""
+        """Release a prepared run and wait for its end, ``timeout`` at most: then its
+        group is killed, and a server that cannot report that end within GRACE too."""
         start = time.monotonic()
-        self._send({"op": "go", "id": rid})
-        got = self._await(rid, ("started",), None)
-        assert got is not None
-        pid = int(got["started"])
-        timed_out = False
-        status = self._await(rid, ("exit", "signal"), start + timeout)
-        if status is None:
-            timed_out = True
-            _kill_group(pid)
-            status = self._await(rid, ("exit", "signal"), None)
-        self.live.discard(pid)
-        with self.cond:
-            self.inbox.pop(rid, None)
+        deadline = start + timeout
+        pid = self.pids.pop(rid)
+        status: dict[str, Any] | None = None
+        try:
+            self._send({"op": "go", "id": rid}, deadline)
+            if self._await(rid, ("started",), deadline) is not None:
+                status = self._await(rid, ("exit", "signal"), deadline)
+            timed_out = status is None
+            if timed_out:
+                _kill_group(pid)
+                status = self._await(rid, ("exit", "signal"), time.monotonic() + GRACE)
+                if status is None:  # it cannot report: stopped, or its replies flooded
+                    self.kill()
+                    status = {}
+        except EOFError:
+            _kill_group(pid)  # the server died under it: nothing of the run stays
+            raise
+        finally:
+            self.live.discard(pid)
+            with self.cond:
+                self.inbox.pop(rid, None)
         assert status is not None
         return _finish(req, status.get("exit"), status.get("signal"), timed_out, start,
                        timeout)
 
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None and not self.eof
+        return not self.killed and self.proc.poll() is None and not self.eof
+
+    def kill(self) -> None:
+        """End the server now (SIGKILL ends a stopped process too); its runs have their
+        own groups, which ``close`` ends."""
+        self.killed = True
+        if self.proc.poll() is None:
+            _kill_group(self.proc.pid)
+            try:
+                self.proc.wait(timeout=GRACE)
+            except subprocess.TimeoutExpired:
+                pass
 
     def close(self) -> None:
         for pid in list(self.live):
             _kill_group(pid)
         self.live.clear()
-        if self.proc.poll() is None:
-            # nothing of ours is left in it (every child had its own group): no need to
-            # wait for an interpreter shutdown
-            _kill_group(self.proc.pid)
-            self.proc.wait()
+        # nothing of ours is left in it (every child had its own group): no need to
+        # wait for an interpreter shutdown
+        self.kill()
         if self.proc.stdin is not None:
             try:
-                self.proc.stdin.close()
+                self.proc.stdin.close()  # nothing buffered: requests are written raw
             except OSError:
                 pass
-        self.reader.join(timeout=5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        self.reader.join(timeout=GRACE)
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> int:
+    """The exit status of a process just sent SIGKILL (-9 if it is not gone within GRACE)."""
+    try:
+        return proc.wait(timeout=GRACE)
+    except subprocess.TimeoutExpired:
+        return -signal.SIGKILL
 
 
 def _private_env(req: Mapping[str, Any]) -> dict[str, str]:
@@ -420,10 +510,10 @@ def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, 
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill_group(proc.pid)
-        code = proc.wait()
+        code = _reap(proc)
     except BaseException:
         _kill_group(proc.pid)
-        proc.wait()
+        _reap(proc)
         raise
     finally:
         live.discard(proc.pid)
@@ -576,9 +666,10 @@ class Session:
                         nreq = self.request(nxt[1])
                         prepared = (z.prepare(nreq), nreq, z)
                 run = z.go(rid, req, self.timeout)
-            except (EOFError, OSError, ValueError, AssertionError):
+            except (EOFError, OSError, ValueError, AssertionError) as exc:
                 prepared = None
-                run = Run("error", None, 0.0, detail="the runner process ended unexpectedly")
+                run = Run("error", None, 0.0, detail=str(exc) if isinstance(exc, RunnerStopped)
+                          else "the runner process ended unexpectedly")
             done(task, run)
             if run.exit is not None:
                 ahead = not run.early
