@@ -109,7 +109,7 @@ def guard(environ: Mapping[str, str]) -> Iterator[None]:
         return
     out, err = sys.stdout, sys.stderr
     g_out, g_err = Guarded(out), Guarded(err)
-    sys.stdout, sys.stderr = g_out, g_err  # type: ignore[assignment]
+    sys.stdout, sys.stderr = g_out, g_err
     try:
         yield
     finally:
@@ -129,6 +129,6 @@ def command(line: str) -> None:
     stream = sys.stdout
     if isinstance(stream, Guarded):
         stream.end_line()
-        stream = stream.raw  # type: ignore[assignment]
+        stream = stream.raw
     stream.write(line + "\n")
     stream.flush()

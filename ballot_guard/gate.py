@@ -9,6 +9,7 @@ the voter; a frozen voter abstains.  The scorecard is written on every exit.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 import shutil
@@ -17,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from ballot_guard import git, oracle_watch, plugin_rule, schedule
+from ballot_guard import git, git_ground, oracle_blobs, oracle_watch, plugin_rule, schedule
 from ballot_guard.ballot import Ballot, decide, exit_code
 from ballot_guard.config import Config, ConfigError, load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
@@ -291,6 +292,38 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
           properties: Sequence[str], jobs: int, environ: Mapping[str, str] | None,
           out: IO[str], shard: ShardSpec | None = None, durations: str | None = None,
           run_times: Mapping[str, float] | None = None) -> int:
+    """The vote, with the repository's git directory watched from before any project code
+    runs (the runner starts below) to after the last run: a change is put back and 4."""
+    watch = git_ground.Watch(top, environ)
+    try:
+        code = _cast(top, tree, rev, known, watch, repeats=repeats, properties=properties,
+                     jobs=jobs, environ=environ, out=out, shard=shard, durations=durations,
+                     run_times=run_times)
+    except BaseException:
+        problem = watch.finish()
+        if problem is not None and not watch.told:
+            print(problem, file=out)
+        raise
+    problem = watch.finish()
+    if problem is not None and not watch.told:
+        print(problem, file=out)
+        return CANNOT_JUDGE
+    return code
+
+
+def ground_errors(runs: Mapping[str, list[Run]],
+                  watch: git_ground.Watch) -> dict[str, list[Run]]:
+    """Runs after which the git directory had moved become ``error`` runs naming it."""
+    return {name: [dataclasses.replace(
+        r, outcome="error", detail="the repository's git directory changed during this run: "
+        + ", ".join(watch.flagged[id(r)][:4])) if id(r) in watch.flagged else r for r in rs]
+        for name, rs in runs.items()}
+
+
+def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.Watch, *,
+          repeats: int | None, properties: Sequence[str], jobs: int,
+          environ: Mapping[str, str] | None, out: IO[str], shard: ShardSpec | None,
+          durations: str | None, run_times: Mapping[str, float] | None) -> int:
     from ballot_guard import freeze
     from ballot_guard.report import Progress, print_report
 
@@ -318,6 +351,10 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
         if runner_problem is not None:
             raise runner_problem
         check_judge_links(tree, config)
+        if rev is not None:  # the checkout is the commit's: its judge too, byte for byte
+            found = oracle_blobs.mismatches(tree, top, rev, config)
+            if found:
+                raise CannotJudge(oracle_blobs.message(found, f"the checkout of {rev[:12]}"))
         info = stage.start()
         known.python, known.pytest = info.python, info.pytest
         freeze_path = os.path.join(tree, config.freeze_file)
@@ -325,13 +362,18 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
         active = [v for v in voters if v.name not in frozen]
         progress = Progress(sum(v.repeats for v in active))
         before = oracle_watch.signature(tree, config)
+
+        def ran(name: str, run: Run) -> None:
+            watch.after_run(run)
+            progress.step(name, run.outcome)
+
         try:
-            runs = stage.run_all(active, lambda name, run: progress.step(name, run.outcome),
-                                 run_times)
+            runs = stage.run_all(active, ran, run_times)
         finally:
             progress.close()
         moved = oracle_watch.changed(before, oracle_watch.signature(tree, config))
-    runs = plugin_rule.judge_runs(runs, (tree, top), config, tree)
+    ground = watch.finish()
+    runs = plugin_rule.judge_runs(ground_errors(runs, watch), (tree, top), config, tree)
     ballots = [Ballot(v.name, "frozen", v.repeats) if v.name in frozen
                else Ballot(v.name, decide(runs[v.name]), v.repeats, tuple(runs[v.name]))
                for v in voters]
@@ -346,6 +388,10 @@ def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | 
         header += (f"; shard {shard}: {len(voters)} of {len(known.shard['all_voters'])} "
                    "voters")
     print_report(ballots, seed=known.seed, header=header, stream=out, environ=environ)
+    if ground is not None:
+        print(ground, file=out)
+        watch.told = True
+        return CANNOT_JUDGE
     if moved:
         print(oracle_moved_message(moved), file=out)
         return CANNOT_JUDGE

@@ -12,13 +12,13 @@ import os
 import sys
 from typing import Mapping
 
-from ballot_guard import freeze, git, oracle_watch, plugin_rule
+from ballot_guard import freeze, git, git_ground, oracle_blobs, oracle_watch, plugin_rule
 from ballot_guard.ballot import Ballot, decide
 from ballot_guard.config import load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN, DRIFT
 from ballot_guard.gate import (Stage, check_digest, check_judge_links, discover,
-                                oracle_moved_message, seed_or_new)
+                                ground_errors, oracle_moved_message, seed_or_new)
 from ballot_guard.report import print_report
 from ballot_guard.scorecard import Known
 from ballot_guard.state import state_dir, utc_now
@@ -57,16 +57,34 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
     if not check_digest(top, config, None, known, out):
         return DRIFT
     check_judge_links(top, config)
+    if known.commit is not None:  # the runs vote for this commit: they read its judge
+        found = oracle_blobs.mismatches(top, top, known.commit, config)
+        if found:
+            raise CannotJudge(oracle_blobs.message(found, "the working tree")
+                              + f"; commit the repair, then unfreeze {name}")
     assert known.seed is not None
-    with Stage(top, top, config, rev=None, seed=known.seed, jobs=1, environ=environ) as stage:
-        info = stage.start()
-        before = oracle_watch.signature(top, config)
-        runs = stage.run_all([voter])[name]
-        moved = oracle_watch.changed(before, oracle_watch.signature(top, config))
+    watch = git_ground.Watch(top, environ)  # before the runner starts: before project code
+    try:
+        with Stage(top, top, config, rev=None, seed=known.seed, jobs=1,
+                   environ=environ) as stage:
+            info = stage.start()
+            before = oracle_watch.signature(top, config)
+            runs = stage.run_all([voter], lambda _n, run: watch.after_run(run))[name]
+            moved = oracle_watch.changed(before, oracle_watch.signature(top, config))
+    except BaseException:
+        problem = watch.finish()
+        if problem is not None:
+            print(problem, file=out)
+        raise
+    ground = watch.finish()
+    runs = ground_errors({name: runs}, watch)[name]
     runs = plugin_rule.judge_runs({name: runs}, (top,), config, top)[name]
     ballot = Ballot(name, decide(runs), voter.repeats, tuple(runs))
     print_report([ballot], seed=known.seed, stream=out, environ=environ,
                  header=f"ballot-guard unfreeze {name}: python {info.python}; seed {known.seed}")
+    if ground is not None:
+        print(ground, file=out)
+        return CANNOT_JUDGE
     if moved:
         print(oracle_moved_message(moved), file=out)
         return CANNOT_JUDGE
