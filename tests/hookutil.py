@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import Repo, init_repo, run_cli
+from tests.helpers import Repo, git, init_repo, run_cli
+
+PROJECT = Path(__file__).resolve().parents[1]  # this project's checkout
 
 BILLING = """\
 def charge(amount, retries=3, send=None):
@@ -101,3 +104,24 @@ def commit(repo: Repo, *args: str, env: dict[str, str] | None = None) -> subproc
 
 def env_with(**extra: str) -> dict[str, str]:
     return {**os.environ, **extra}
+
+
+def copy_project(dest: Path, env: dict[str, str]) -> str:
+    """A git repository holding this project's current files; returns its commit."""
+    listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=PROJECT,
+                            capture_output=True, check=True).stdout
+    dest.mkdir(parents=True)
+    for raw in filter(None, listed.split(b"\0")):
+        rel = os.fsdecode(raw)
+        src, dst = PROJECT / rel, dest / rel
+        if not os.path.lexists(src) or "__pycache__" in rel:
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        elif src.is_file():
+            shutil.copy2(src, dst)
+    git(dest, "init", "-q", "-b", "main", env=env)
+    git(dest, "add", "-A", env=env)
+    git(dest, "commit", "-q", "--no-verify", "-m", "ballot-guard under test", env=env)
+    return git(dest, "rev-parse", "HEAD", env=env).strip()

@@ -22,7 +22,7 @@ DOCS = ROOT / "docs"
 # The contract's names (revision 3), so that one dropped from the code is still
 # missed here rather than silently undocumented.
 CONTRACT_COMMANDS = ("scope", "digest", "gate", "freeze", "unfreeze", "split", "hook", "ci",
-                     "install", "demo")
+                     "install", "demo", "init", "doctor")
 CONTRACT_KEYS = ("properties_dir", "fixtures_dir", "digest_file", "freeze_file", "properties",
                  "repeats", "repeats_for", "timeout", "python", "oracle_paths", "neutral_paths",
                  "agents", "review_days")

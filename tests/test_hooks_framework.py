@@ -9,7 +9,6 @@ uses the configured package index (or its local mirror / cache).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,30 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import Repo, git
-from tests.hookutil import BILLING, FLAKY, bare_remote, commit, make_project, push
+from tests.hookutil import BILLING, FLAKY, bare_remote, commit, copy_project, make_project, push
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _copy_project(dest: Path, env: dict[str, str]) -> str:
-    """A git repository holding this project's current files; returns its commit."""
-    listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, check=True).stdout
-    dest.mkdir(parents=True)
-    for raw in filter(None, listed.split(b"\0")):
-        rel = os.fsdecode(raw)
-        src, dst = ROOT / rel, dest / rel
-        if not os.path.lexists(src) or "__pycache__" in rel:
-            continue
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():
-            os.symlink(os.readlink(src), dst)
-        elif src.is_file():
-            shutil.copy2(src, dst)
-    git(dest, "init", "-q", "-b", "main", env=env)
-    git(dest, "add", "-A", env=env)
-    git(dest, "commit", "-q", "--no-verify", "-m", "ballot-guard under test", env=env)
-    return git(dest, "rev-parse", "HEAD", env=env).strip()
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +28,7 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    sha = _copy_project(base / "ballot-guard", env)
+    sha = copy_project(base / "ballot-guard", env)
     yield base / "ballot-guard", sha, base / "pre-commit-home"
 
 

@@ -18,4 +18,6 @@ COMMANDS: dict[str, str] = {
     "ci": "ballot_guard.cli.ci",
     "install": "ballot_guard.cli.install",
     "demo": "ballot_guard.cli.demo",
+    "init": "ballot_guard.cli.init",
+    "doctor": "ballot_guard.cli.doctor",
 }
