@@ -38,9 +38,20 @@ NEXT: dict[int | str, str] = {
              "judge), then push again",
     "gate2": "the pin does not hold at the pushed tip: restore the fixtures or re-pin "
              "in a reviewed commit (`ballot-guard digest --pin`)",
-    "gate3": "a voter is frozen (it abstains): repair the oracle, e.g. a fake clock, and "
-             "`ballot-guard unfreeze NAME` in a reviewed commit; see `ballot-guard freeze list`",
+    "gate3": "a voter is frozen (it abstains): repair its property so that its verdict "
+             "depends on its inputs only, and `ballot-guard unfreeze NAME` in a reviewed "
+             "commit; see `ballot-guard freeze list`",
     "gate4": "the gate could not judge: fix the runner or config it names, then push again",
+}
+
+
+# the same rules for commits already made (pre-push, ci): nothing is staged to unstage
+NEXT_COMMIT: dict[int, str] = {
+    1: "split the commit into an oracle commit and a behaviour commit (`ballot-guard split "
+       "--head` when it is HEAD and unpushed; the report above says how otherwise)",
+    2: "an agent's commit may not touch the oracle: a human takes its oracle part out in a "
+       "new commit (`git restore --source=COMMIT~1 --staged --worktree -- PATHS`, commit) "
+       "and lands any oracle change in a reviewed commit of its own",
 }
 
 

@@ -15,16 +15,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ballot_guard.annotations as gh
-from ballot_guard import ci_log, exit_codes, git, step_summary
+from ballot_guard import ci_log, exit_codes, freeze_patch, gh_limits, git, step_summary
+from ballot_guard.atomic import write_text
 from ballot_guard.combined import Judgement, judge
 from ballot_guard.errors import CannotJudge
-from ballot_guard.output import warn
+from ballot_guard.output import say, warn
 from ballot_guard.prepush import Target
+from ballot_guard.scorecard import junit
+from ballot_guard.state import state_dir
 
 WORDS = {0: "clean", 1: "blocked", 2: "fixture pin", 3: "abstained", 4: "could not judge"}
 
 
-def run_ci(root: str, base: str, *, environ: Mapping[str, str] | None = None) -> int:
+def run_ci(root: str, base: str, *, environ: Mapping[str, str] | None = None,
+           repeats: int | None = None) -> int:
     env = dict(os.environ if environ is None else environ)
     github = env.get("GITHUB_ACTIONS") == "true"
     try:
@@ -32,27 +36,77 @@ def run_ci(root: str, base: str, *, environ: Mapping[str, str] | None = None) ->
         if base_sha is None:
             raise CannotJudge(f"unknown base revision: {base} (in CI, check out with "
                               "fetch-depth: 0 so the base branch is there)")
-        j = judge(root, [Target(f"{base}..HEAD", "HEAD", base_sha, False)], environ=env)
+        j = judge(root, [Target(f"{base}..HEAD", "HEAD", base_sha, False)], environ=env,
+                  repeats=repeats)
     except CannotJudge as exc:
         if github:
             j = Judgement(code=exit_codes.CANNOT_JUDGE, stage="error", message=str(exc))
-            _github(j, env)
+            _github(j, env, "")
         raise
+    _junit(root, j)
+    patch = _freeze_patch(root, j)
     if github:
-        _github(j, env)
+        _github(j, env, patch)
     return j.code
 
 
-def _github(j: Judgement, env: Mapping[str, str]) -> None:
-    """The annotations (the only lines printed as workflow commands) and the summary."""
-    for line in annotation_lines(j):
+def _froze(j: Judgement) -> list[str]:
+    """The voters this run froze (ballot ``freeze``), at every tip."""
+    return [name for card in j.scorecards.values()
+            for name, prop in ((card or {}).get("properties") or {}).items()
+            if prop.get("ballot") == "freeze"]
+
+
+def _freeze_patch(root: str, j: Judgement) -> str:
+    """Print, and keep in .ballot_guard/freeze.patch, the freeze records this run made."""
+    frozen = _froze(j)
+    configs = list(j.configs.values())
+    patch = freeze_patch.diff(root, configs[-1].freeze_file) if frozen and configs else ""
+    path = freeze_patch.write(root, patch)
+    if patch:
+        freeze_file = configs[-1].freeze_file
+        say(f"ballot-guard: froze {', '.join(frozen)}: this checkout is thrown away after CI, "
+            f"so here is the freeze record as a patch (also in {os.path.relpath(path, root)}):")
+        for line in patch.splitlines():
+            say(f"    {line}")
+        say(f"ballot-guard: apply it in your clone and commit it alone, in a reviewed commit: "
+            f"git apply --index freeze.patch && git commit -m 'Freeze {', '.join(frozen)}' -- "
+            f"{freeze_file}")
+    return patch
+
+
+def _junit(root: str, j: Judgement) -> None:
+    """.ballot_guard/junit.xml of the (last) gate, for CI's test report."""
+    cards = [card for card in j.scorecards.values() if card]
+    if cards:
+        write_text(os.path.join(state_dir(root), "junit.xml"), junit(cards[-1]))
+
+
+def _github(j: Judgement, env: Mapping[str, str], patch: str) -> None:
+    """The annotations (the only lines printed as workflow commands: GitHub's 10 of each
+    type, the rest listed in the summary) and the summary, cut below GitHub's 1 MiB."""
+    capped = gh_limits.cap(annotation_lines(j))
+    for line in capped.shown:
         ci_log.command(line)
     path = env.get("GITHUB_STEP_SUMMARY")
     if path:
-        problem = step_summary.append(path, summary(j))
+        text = summary(j) + gh_limits.overflow_section(capped.over) + patch_section(patch)
+        problem = step_summary.append(path, gh_limits.truncate(text))
         if problem is not None:
             warn(f"ballot-guard: warning: the step summary was not written ({problem}); "
                  f"the verdict stands (exit {j.code})")
+
+
+def patch_section(patch: str) -> str:
+    """The freeze patch in the step summary, fenced so that no line of it can close the fence."""
+    if not patch:
+        return ""
+    fence = "`" * max(3, 1 + max((len(run) for run in patch.split() if set(run) == {"`"}),
+                                 default=0))
+    return ("### Freeze patch\n\nThis checkout is thrown away: apply this patch in your clone "
+            "(`git apply --index freeze.patch`) and commit it alone, in a reviewed commit, or the next "
+            "run will vote on the flaky property again.\n\n"
+            f"{fence}diff\n{patch}{'' if patch.endswith(chr(10)) else chr(10)}{fence}\n\n")
 
 
 def _blocked_paths(v: Any) -> list[str]:

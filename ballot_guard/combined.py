@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ballot_guard import exit_codes, git
-from ballot_guard.advice import NEXT, block_lines, rule_name
+from ballot_guard import exit_codes, freeze_hint, git
+from ballot_guard.advice import NEXT, NEXT_COMMIT, block_lines, rule_name
 from ballot_guard.errors import CannotJudge
 from ballot_guard.output import say, warn
 from ballot_guard.prepush import Target
@@ -76,7 +76,7 @@ def remotes_option(root: str, remote: str | None) -> str:
 
 def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
           environ: Mapping[str, str] | None = None, scorecard: str | None = None,
-          skip_empty: bool = False) -> Judgement:
+          skip_empty: bool = False, repeats: int | None = None) -> Judgement:
     """Judge pushed targets in the contract's order; print the report; return what was found.
 
     ``skip_empty``: a pushed ref that adds no commit (a tag or branch on a commit a remote
@@ -167,21 +167,23 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         return _stop(j, "scope", exit_codes.BLOCKED,
                      f"{len(blocked)} commit(s) blocked by " +
                      ", ".join(f"rule {n} ({rule_name(n)})" for n in rules) +
-                     "; the gate did not run", " / ".join(NEXT[n] for n in rules))
+                     "; the gate did not run",
+                     " / ".join(NEXT_COMMIT.get(n, NEXT[n]) for n in rules))
     # 6. the gate on a clean worktree of every tip
     from ballot_guard.gate import SCORECARD, run_gate
     from ballot_guard.state import state_dir
 
     for tip in j.tips:
         path = scorecard or os.path.join(state_dir(root), SCORECARD)  # the gate's own default
-        code = run_gate(root, rev=tip, scorecard=path, environ=env)
+        code = run_gate(root, rev=tip, scorecard=path, environ=env, repeats=repeats)
         j.gate_codes[tip] = code
         j.scorecards[tip] = _read_json(path)
     code = exit_codes.worst(*j.gate_codes.values()) if j.gate_codes else exit_codes.CLEAN
     if code != exit_codes.CLEAN:
         return _stop(j, "gate", code, "; ".join(_gate_text(tip, c, j.scorecards.get(tip))
                                                for tip, c in j.gate_codes.items() if c),
-                     NEXT[f"gate{code}"])
+                     freeze_hint.next_step(j.scorecards.values()) if code == exit_codes.ABSTAIN
+                     else NEXT[f"gate{code}"])
     j.stage = "clean"
     j.message = f"{len(commits)} commit(s) judged, the pin holds, every voter passed"
     say(f"ballot-guard: clean (exit 0): {j.message}")

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ballot_guard import exit_codes, git
+from ballot_guard import cli_hint, exit_codes, git
 from ballot_guard.advice import NEXT, block_lines, rules_text
 from ballot_guard.errors import CannotJudge
 from ballot_guard.output import say, warn
@@ -60,10 +60,16 @@ def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
             else exit_codes.BLOCKED
         word = "FIXTURE PIN" if code == exit_codes.DRIFT else "BLOCKED"
         say(f"ballot-guard: {word} (exit {code}): {rules_text(verdict)}; the commit is refused")
+        for line in cli_hint.lines(env):
+            say(line)
         return code
     if verdict.status == "unjudged":
         say("ballot-guard: staged change not judged: HEAD holds no digest file yet "
             "(pin the fixtures with `ballot-guard digest --pin` to adopt)")
+    elif not verdict.change.files:
+        say("ballot-guard: nothing is staged, so this stage judged nothing (it judges the "
+            "staged change); the pushed commits are judged by the pre-push stage "
+            "(ballot-gate) and, in CI, by `ballot-guard ci`")
     return exit_codes.CLEAN
 
 
@@ -111,6 +117,8 @@ def _staged_pin(root: str, verdict: Verdict) -> int:
     for line in check.details:
         say(f"  {line}")
     say(f"  next: {NEXT[3]}")
+    for line in cli_hint.lines(os.environ):
+        say(line)
     return exit_codes.DRIFT
 
 
@@ -138,7 +146,11 @@ def pre_push(root: str, remote: str | None, url: str | None, stdin: str | None, 
         return exit_codes.CLEAN
     from ballot_guard.combined import judge
 
-    return judge(root, todo, remote=remote, environ=env, skip_empty=True).code
+    code = judge(root, todo, remote=remote, environ=env, skip_empty=True).code
+    if code != exit_codes.CLEAN:
+        for line in cli_hint.lines(env):
+            say(line)
+    return code
 
 
 def hook_root() -> str:

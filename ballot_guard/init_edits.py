@@ -25,6 +25,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 PYPROJECT = "pyproject.toml"
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 HOOK_IDS = ("ballot-guard", "ballot-gate")
+MANUAL_IDS = ("ballot-split", "ballot-pin", "ballot-unfreeze", "ballot-doctor")
 
 COMMENTS = {
     "properties_dir": "where the properties live: one test_<name>.py per voter",
@@ -169,6 +170,8 @@ def hooks_entry(repo: str, rev: str, indent: str = "  ", nl: str = "\n") -> str:
         f"{sub}  - id: ballot-guard",
         f"{sub}  - id: ballot-gate",
         f"{sub}    verbose: true  # a passing push shows its ballots and seed",
+        f"{sub}  # the commands the hints name: pre-commit run ballot-split --hook-stage manual",
+        *(f"{sub}  - id: {hook}" for hook in MANUAL_IDS),
     ]) + nl
 
 
@@ -249,8 +252,9 @@ def _check_yaml(old: str, new: str, repo: str, rev: str, snippet: str) -> None:
         raise Refusal(PRE_COMMIT_CONFIG, "not YAML that can be read", snippet) from None
     repos = before.get("repos") if isinstance(before, dict) else None
     want = dict(before) if isinstance(before, dict) else {}
-    entry = {"repo": repo, "rev": rev,
-             "hooks": [{"id": "ballot-guard"}, {"id": "ballot-gate", "verbose": True}]}
+    entry = {"repo": repo, "rev": rev, "hooks": [
+        {"id": "ballot-guard"}, {"id": "ballot-gate", "verbose": True},
+        *({"id": hook} for hook in MANUAL_IDS)]}
     want["repos"] = [*(repos if isinstance(repos, list) else []), entry]
     if (repos is not None and not isinstance(repos, list)) or after != want:
         raise Refusal(PRE_COMMIT_CONFIG, "cannot append to its `repos:` list", snippet)

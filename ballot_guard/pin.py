@@ -172,6 +172,15 @@ def _check(root: str, config: Config, text: str | None, why: str | None,
         return PinCheck(True, str(pin), actual, pin.format, None, (), warnings)
     from ballot_guard.drift import diagnose
 
+    empty = EMPTY_WARNING.format(dir=config.fixtures_dir) in got.warnings
+    missing = empty and (snapshot is not None
+                         or not os.path.isdir(os.path.join(root, config.fixtures_dir)))
+    if missing:  # not drift of the pack: the pack is not where the config says
+        where = "at this revision" if snapshot is not None else "in the working tree"
+        problem = (f"the fixtures dir {config.fixtures_dir}/ does not exist {where}, but "
+                   f"{config.digest_file} pins {pin}: check `fixtures_dir` in "
+                   "[tool.ballot_guard] (or restore the fixtures); nobody votes")
+        return PinCheck(False, str(pin), actual, pin.format, problem, (), warnings)
     problem = (f"fixture drift: {config.digest_file} pins {pin}, but the fixtures digest to "
                f"{actual}; nobody votes")
     details = diagnose(root, config, snapshot, text, pin.format)

@@ -24,6 +24,7 @@ from typing import Any, Callable, Hashable, Mapping, NoReturn, Sequence
 
 from ballot_guard import site_watch
 from ballot_guard.errors import CannotJudge
+from ballot_guard.freeze_hint import excerpt
 from ballot_guard.interpreter import (HANDSHAKE_TIMEOUT, RunnerInfo, check_not_tracked,
                                       find_interpreter, parse_describe, probe, resolve_runner,
                                       zygote_command)
@@ -49,7 +50,9 @@ class Run:
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
                 "passed": self.passed, "failed": self.failed,
-                "started": None if self.started is None else round(self.started, 3)}
+                "started": None if self.started is None else round(self.started, 3),
+                **({"failure": excerpt(self.output)}
+                   if self.outcome != "pass" and self.output.strip() else {})}
 
 
 def outcome_of(exit_code: int | None, timed_out: bool) -> str:

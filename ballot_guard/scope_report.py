@@ -12,6 +12,31 @@ def _q(paths: tuple[str, ...]) -> str:
     return " ".join(shlex.quote(p) for p in paths)
 
 
+def head_split_refusal(sha: str) -> str | None:
+    """Why ``split --head`` would refuse the commit ``sha`` (None: it would split it)."""
+    from ballot_guard import git
+    from ballot_guard.errors import CannotJudge
+
+    try:
+        root = git.toplevel(".")
+        head = git.head(root)
+        full = git.rev_parse(root, sha)
+        if full is None or head != full:
+            return "it is not HEAD"
+        parents = git.out(["rev-list", "--parents", "-n", "1", full], cwd=root).split()
+        if len(parents) == 1:
+            return "it is the root commit"
+        if len(parents) > 2:
+            return "it is a merge commit"
+        remote = git.out(["for-each-ref", "--contains", full, "--format=%(refname)",
+                          "refs/remotes/"], cwd=root).decode().split()
+        if remote:
+            return f"it is pushed already ({remote[0][len('refs/remotes/'):]})"
+    except CannotJudge:
+        return "its repository cannot be read here"
+    return None
+
+
 def split_advice(v: Verdict) -> list[str]:
     """The exact commands that split a blocked change (or drop its oracle part)."""
     rules = {r.rule for r in v.reasons}
@@ -23,25 +48,39 @@ def split_advice(v: Verdict) -> list[str]:
                        "it to a human:"), f"  git restore --staged -- {_q(v.oracle)}"]
         elif 1 in rules:
             lines += ["Split it: commit the oracle part alone, then the behaviour part:",
-                      "  ballot-guard split -m 'Update the oracle'",
-                      "or by hand:",
-                      f"  git restore --staged -- {_q(other)}",
-                      "  git commit -m 'Update the oracle'",
-                      f"  git add -- {_q(other)}"]
+                      "  ballot-guard split -m 'Update the oracle'"]
+            if other:
+                lines += ["or by hand:",
+                          f"  git restore --staged -- {_q(other)}",
+                          "  git commit -m 'Update the oracle'",
+                          f"  git add -- {_q(other)}"]
             both = sorted(set(v.oracle) & set(v.behavior))
             if both:
                 lines.append(f"  ({_q(tuple(both))}: judge tables and other tables changed; "
                              "only `ballot-guard split` separates them)")
     elif v.change.source == "commit":
-        sha = v.change.commit or ""
+        sha = (v.change.commit or "")[:12]
         if 2 in rules:
-            lines += [("An agent may not change the oracle: revert the oracle part of "
-                       f"{sha[:12]} and leave it to a human.")]
-        if 1 in rules:
-            lines += ["Split it into an oracle commit and a behaviour commit:",
-                      "  ballot-guard split --head        # when it is HEAD and unpushed",
-                      (f"  git rebase -i {sha[:12]}~1       # otherwise: mark it 'edit', "
-                       "then ballot-guard split --head")]
+            lines += [f"An agent may not change the oracle: {sha} must lose its oracle part, "
+                      "by a human, in a new commit:",
+                      f"  git restore --source={sha}~1 --staged --worktree -- {_q(v.oracle)}",
+                      f"  git commit -m 'Take the oracle part out of {sha}'",
+                      "and the oracle change, if it is wanted, lands in a reviewed commit of "
+                      "its own."]
+        elif 1 in rules:
+            lines += ["Split it into an oracle commit and a behaviour commit:"]
+            why_not = head_split_refusal(sha)
+            if why_not is None:
+                lines += ["  ballot-guard split --head"]
+            else:
+                lines += [f"  (`ballot-guard split --head` would refuse: {why_not})",
+                          f"  git revert --no-edit {sha}   # then re-land it as two commits:",
+                          f"  git restore --source={sha} --staged --worktree -- {_q(v.oracle)}",
+                          "  git commit -m 'Update the oracle'",
+                          f"  git restore --source={sha} --staged --worktree -- {_q(other)}"
+                          if other else "",
+                          "  git commit -m 'The behaviour part'" if other else ""]
+                lines = [line for line in lines if line]
     else:
         name = v.change.label[len("patch "):] if v.change.label.startswith("patch ") else ""
         target = shlex.quote(name) if name and name != "from stdin" else "PATCH"

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.init_edits import hooks_entry, precommit_edit, table_text
+from ballot_guard.init_edits import MANUAL_IDS, hooks_entry, precommit_edit, table_text
 from tests.helpers import Repo, git, init_repo, run_cli
 from tests.hookutil import BILLING, PROPERTY, bare_remote, commit, copy_project, push
 
@@ -69,8 +69,9 @@ def test_existing_files_get_a_minimal_edit_and_stay_byte_identical_elsewhere(pro
         PRE_COMMIT[:cut + 1] + entry + PRE_COMMIT[cut + 1:]
     doc = yaml.safe_load((project.path / ".pre-commit-config.yaml").read_text())
     assert doc["default_stages"] == ["pre-commit"]
-    assert doc["repos"][1]["hooks"] == [{"id": "ballot-guard"},
-                                        {"id": "ballot-gate", "verbose": True}]
+    assert doc["repos"][1]["hooks"] == [
+        {"id": "ballot-guard"}, {"id": "ballot-gate", "verbose": True}, {"id": "ballot-split"},
+        {"id": "ballot-pin"}, {"id": "ballot-unfreeze"}, {"id": "ballot-doctor"}]
     assert (project.path / "fixture_digest.txt").read_text().startswith("sha256-v2:")
     assert (project.path / "properties").is_dir() and (project.path / "fixtures").is_dir()
     assert index_state(project) == before  # nothing staged
@@ -204,7 +205,8 @@ _items = st.lists(st.sampled_from([
     "# a comment\n", "\n"]), max_size=4)
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(indent=st.sampled_from([0, 2, 4]), items=_items, head=st.sampled_from(["", "# top\n"]),
        tail=st.sampled_from(["", "default_stages: [pre-commit]\n", "ci:\n  autofix: false\n",
                              "# end\n"]))
@@ -221,7 +223,8 @@ def test_appending_to_repos_keeps_every_line_and_adds_exactly_our_entry(
     after = yaml.safe_load(text)
     assert after["repos"] == [*(before.get("repos") or []), {
         "repo": "https://h/x", "rev": "v1",
-        "hooks": [{"id": "ballot-guard"}, {"id": "ballot-gate", "verbose": True}]}]
+        "hooks": [{"id": "ballot-guard"}, {"id": "ballot-gate", "verbose": True},
+                  *({"id": h} for h in MANUAL_IDS)]}]
     assert {k: v for k, v in after.items() if k != "repos"} == \
         {k: v for k, v in before.items() if k != "repos"}
     # only insertions: the old text is the new one with one contiguous block taken out
@@ -275,7 +278,7 @@ def test_a_fresh_repository_adopted_then_commit_push_and_gate_pass(
     proc = commit(repo, "-m", "tidy")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ballot-guard (scope, fixture pin and freeze file of the staged change)" in proc.stderr
-    assert proc.stderr.rstrip().endswith("Passed")
+    assert ".Passed\n" in proc.stderr
     bare_remote(repo, tmp_path)
     proc = push(repo, "-u", "origin", "main")
     out = proc.stdout + proc.stderr

@@ -11,6 +11,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         description="Scope of every commit in BASE..HEAD, then the pin and the gate at HEAD. "
                     "Under GitHub Actions, also ::error annotations and a step summary.")
     p.add_argument("--base", required=True, metavar="REV", help="the pull request's base")
+    p.add_argument("--repeats", type=int, metavar="N",
+                   help="runs per property for every voter (at least 2; default: the config's)")
     p.set_defaults(func=run)
 
 
@@ -18,4 +20,4 @@ def run(args: argparse.Namespace) -> int:
     from ballot_guard import git
     from ballot_guard.ci import run_ci
 
-    return run_ci(git.toplevel("."), args.base)
+    return run_ci(git.toplevel("."), args.base, repeats=args.repeats)

@@ -55,8 +55,9 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         output.say(f"nothing frozen in {cfg.freeze_file}")
     for r in rows:
+        seed = f"seed {r['seed']}, " if r["seed"] is not None else ""  # the seed's file has none
         output.say(f"{r['name']}: frozen {r['frozen_at'] or '(no record)'}, "
-                   f"ballots {','.join(r['ballots'] or []) or '-'}, seed {r['seed']}, "
+                   f"ballots {','.join(r['ballots'] or []) or '-'}, {seed}"
                    f"owner {r['owner'] or '-'}, note {r['note'] or '-'}"
                    + (" [needs review]" if r["needs_review"] else ""))
     return 0

@@ -20,6 +20,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     pp.add_argument("remote", nargs="?", metavar="REMOTE")
     pp.add_argument("url", nargs="?", metavar="URL")
     pp.set_defaults(func=run)
+    uf = stages.add_parser("unfreeze", help="unfreeze every frozen voter (or NAME...) that now "
+                           "passes stably: the framework's manual stage ballot-unfreeze",
+                           description="`ballot-guard unfreeze NAME` for each NAME (default: "
+                                       "every frozen voter); exit: the worst of theirs.")
+    uf.add_argument("names", nargs="*", metavar="NAME")
+    uf.set_defaults(func=run_unfreeze)
 
 
 def _stdin() -> str | None:
@@ -40,3 +46,16 @@ def run(args: argparse.Namespace) -> int:
 
     stdin = None if from_pre_commit(os.environ) is not None else _stdin()
     return hooks.pre_push(root, args.remote, args.url, stdin)
+
+
+def run_unfreeze(args: argparse.Namespace) -> int:
+    from ballot_guard import config, exit_codes, freeze, git, output
+    from ballot_guard.repair import unfreeze_name
+
+    root = git.toplevel(".")
+    names = list(args.names) or list(freeze.load(
+        os.path.join(root, config.load_worktree(root).freeze_file)).frozen)
+    if not names:
+        output.say("ballot-guard: nothing is frozen")
+        return exit_codes.CLEAN
+    return exit_codes.worst(*(unfreeze_name(root, name) for name in names))
