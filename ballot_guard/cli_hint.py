@@ -24,21 +24,29 @@ INSTALL = "pipx install 'git+<the hooks' repo URL>@<rev>' (the repo: and rev: of
           ".pre-commit-config.yaml)"
 
 
-def _own_bin() -> str:
-    return os.path.join(sys.prefix, "bin")
+def _own_bin(prefix: str) -> str:
+    return os.path.join(prefix, "bin")
 
 
-def on_user_path(environ: Mapping[str, str]) -> bool:
+def on_user_path(environ: Mapping[str, str], prefix: str) -> bool:
     """Whether ``ballot-guard`` is on PATH once the hook environment's own bin is left out."""
-    own = os.path.realpath(_own_bin())
+    own = os.path.realpath(_own_bin(prefix))
     rest = os.pathsep.join(d for d in environ.get("PATH", "").split(os.pathsep)
                            if d and os.path.realpath(d) != own)
     return shutil.which("ballot-guard", path=rest) is not None
 
 
-def lines(environ: Mapping[str, str]) -> list[str]:
-    """The lines to add to a blocked hook's output (none outside the framework)."""
-    if environ.get("PRE_COMMIT") != "1" or on_user_path(environ):
+def from_framework(environ: Mapping[str, str], prefix: str) -> bool:
+    """Whether this ballot-guard runs from an environment pre-commit made for the hook
+    (``.../repoXXXX/py_env-python3.11``), not from one the user has (``language: system``)."""
+    return environ.get("PRE_COMMIT") == "1" and os.path.basename(
+        os.path.normpath(prefix)).startswith("py_env-")
+
+
+def lines(environ: Mapping[str, str], prefix: str | None = None) -> list[str]:
+    """The lines to add to a blocked hook's output (none outside the framework's env)."""
+    prefix = sys.prefix if prefix is None else prefix
+    if not from_framework(environ, prefix) or on_user_path(environ, prefix):
         return []
     out = ["ballot-guard: ballot-guard came through pre-commit, so it is not on your PATH; "
            "run the commands above as:"]
@@ -47,7 +55,7 @@ def lines(environ: Mapping[str, str]) -> list[str]:
                  "ballot-pin": " (stage the fixtures first: pre-commit stashes the rest)",
                  }.get(hook, "")
         out.append(f"  {command}: pre-commit run {hook} --hook-stage manual{extra}")
-    out.append(f"  any command: {os.path.join(_own_bin(), 'ballot-guard')} ...  "
+    out.append(f"  any command: {os.path.join(_own_bin(prefix), 'ballot-guard')} ...  "
                "(this hook's environment)")
     out.append(f"  or install it: {INSTALL}")
     return out

@@ -174,24 +174,24 @@ def test_pre_commit_with_nothing_staged_says_it_judged_nothing(project: Repo) ->
 
 
 def test_under_the_framework_a_blocked_hook_says_how_to_reach_each_command(
-        project: Repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("PRE_COMMIT", "1")
-    monkeypatch.setenv("PATH", os.pathsep.join(
-        d for d in os.environ["PATH"].split(os.pathsep)
-        if not (Path(d) / "ballot-guard").exists()))
-    _mixed(project)
-    project.stage()
-    res = run_cli(["hook", "pre-commit"], project.path)
-    assert res.code == 1
-    assert "ballot-guard came through pre-commit, so it is not on your PATH" in res.out
-    assert "  ballot-guard split: pre-commit run ballot-split --hook-stage manual\n" in res.out
+        tmp_path: Path) -> None:
+    """The real framework run is in test_manual_hooks; here the rule of when to say it."""
+    hook_env = "/home/u/.cache/pre-commit/repo1a2b/py_env-python3.11"
+    bare = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                           if not (Path(d) / "ballot-guard").exists())
+    said = cli_hint.lines({"PRE_COMMIT": "1", "PATH": bare}, hook_env)
+    assert said[0] == ("ballot-guard: ballot-guard came through pre-commit, so it is not on "
+                       "your PATH; run the commands above as:")
+    assert "  ballot-guard split: pre-commit run ballot-split --hook-stage manual" in said
     assert "  ballot-guard digest --pin: pre-commit run ballot-pin --hook-stage manual (stage " \
-        "the fixtures first: pre-commit stashes the rest)\n" in res.out
-    assert "or install it: pipx install" in res.out
-    monkeypatch.delenv("PRE_COMMIT")
-    assert "not on your PATH" not in run_cli(["hook", "pre-commit"], project.path).out
+        "the fixtures first: pre-commit stashes the rest)" in said
+    assert f"  any command: {hook_env}/bin/ballot-guard ...  (this hook's environment)" in said
+    assert said[-1].startswith("  or install it: pipx install")
+    # not under the framework, or from an environment of the user's (language: system)
+    assert cli_hint.lines({"PATH": bare}, hook_env) == []
+    assert cli_hint.lines({"PRE_COMMIT": "1", "PATH": bare}, "/work/project/.venv") == []
     user_bin = tmp_path / "bin"
     user_bin.mkdir()
     (user_bin / "ballot-guard").write_text("#!/bin/sh\n")
     (user_bin / "ballot-guard").chmod(0o755)
-    assert cli_hint.lines({"PRE_COMMIT": "1", "PATH": str(user_bin)}) == []  # installed: no hint
+    assert cli_hint.lines({"PRE_COMMIT": "1", "PATH": str(user_bin)}, hook_env) == []
