@@ -21,14 +21,15 @@ from ballot_guard import config as cfg
 from ballot_guard import freeze, git, identity, install, interpreter, pin
 from ballot_guard.errors import CannotJudge
 from ballot_guard.init_edits import PRE_COMMIT_CONFIG, hooks_present
-from ballot_guard.oracle import PYTEST_CONFIGS, Judge
+from ballot_guard.neutral_code import code_name
+from ballot_guard.oracle import Judge
+from ballot_guard.patterns import PatternSet
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-CODE_SUFFIXES = (".py", ".pyi", ".pyc", ".pyx", ".so", ".pyd", ".pth")
 PARENT_CONFIGS = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
 # addopts that make pytest read a config, a rootdir or a plugin from elsewhere
 _REDIRECTS = ("-c", "--config-file", "--rootdir", "--confcutdir", "-p")
@@ -82,15 +83,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
     return value
-
-
-def can_match(pattern: str) -> bool:
-    """Whether an ``agents`` pattern can match some ``Name <email>`` identity."""
-    text = pattern.strip()
-    if "*" in text:
-        return True
-    opens = [i for i, ch in enumerate(text) if ch in "<?"]
-    return bool(text) and text[-1] in ">?" and any(i < len(text) - 1 for i in opens)
 
 
 def voter_files(root: str, config: cfg.Config) -> dict[str, str]:
@@ -188,20 +180,22 @@ def _redirects(addopts: str) -> list[tuple[str, str]]:
 def findings(root: str, config: cfg.Config, voters: Mapping[str, str],
              hooks: Mapping[str, str | None]) -> list[Finding]:
     found = []
-    for pattern in config.agents:
-        if not can_match(pattern):
+    for pattern in config.agents:  # the config refuses these; kept for a table it let through
+        suggestion = identity.unmatchable(pattern)
+        if suggestion is not None:
             found.append(Finding("agent-pattern", f"agents pattern {pattern!r} can never match a "
-                                 f"`Name <email>` identity: write it as '{pattern.strip()} <*>'"))
+                                 f"`Name <email>` identity: write it as {suggestion!r}"))
     judge = Judge(root, config)
     tracked = git.split_z(git.out(["ls-files", "-z"], cwd=root))
-    code = [p for p in tracked if p.endswith(CODE_SUFFIXES)]
+    code = [p for p in tracked if code_name(p)]
     for pattern in config.neutral_paths:
-        one = Judge(root, config._replace(neutral_paths=(pattern,), oracle_paths=()))
-        hits = [p for p in (*code, "x.py", "src/x.py", "x.pth") if one.is_neutral(p)]
+        spec = PatternSet([pattern])
+        hits = [p for p in (*code, "x.py", "src/x.py", "x.pth") if spec.match(p)]
         if hits:
             found.append(Finding("neutral-code", f"neutral_paths pattern {pattern!r} covers code "
                                  f"(e.g. {hits[0]}): code is judged as behaviour whatever "
-                                 "neutral_paths says; narrow the pattern"))
+                                 "neutral_paths says, so the pattern does not do what it reads "
+                                 "as; narrow it"))
     for key in ("properties_dir", "fixtures_dir"):
         rel = getattr(config, key)
         path = os.path.join(root, rel)

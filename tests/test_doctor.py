@@ -58,8 +58,13 @@ def test_the_identity_that_matches_agents_is_named_with_its_pattern(
         "an agent (matches 'Coding Agent <*>')" in res.out
 
 
-def _agent_pattern(repo: Repo) -> None:
-    repo.write("pyproject.toml", pyproject('agents = ["Coding Agent <agent@example.com"]\n'))
+def test_a_pattern_that_can_never_match_is_named(guarded: Repo) -> None:
+    """The configuration refuses it (4), naming it and what to write instead."""
+    guarded.write("pyproject.toml", pyproject('agents = ["Coding Agent"]\n'))
+    res = run_cli(["doctor", "--json"], guarded.path)
+    assert res.code == 4 and res.out == ""
+    assert "'Coding Agent' can match no 'Name <email>' identity; did you mean " \
+        "'Coding Agent <*>'?" in res.err
 
 
 def _neutral_code(repo: Repo) -> None:
@@ -96,8 +101,6 @@ def _no_pre_push(repo: Repo) -> None:
 
 
 FINDINGS: dict[str, tuple[Callable[[Repo], None], str, str]] = {
-    "agent-pattern": (_agent_pattern, "agent-pattern",
-                      "agents pattern 'Coding Agent <agent@example.com' can never match"),
     "neutral-code": (_neutral_code, "neutral-code",
                      "neutral_paths pattern 'tools/**' covers code (e.g. tools/release.py)"),
     "oracle-dir": (_missing_dir, "oracle-dir", "fixtures_dir fixtures/ is missing"),
