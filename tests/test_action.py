@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ballot_guard import gh_limits
@@ -183,6 +183,7 @@ def test_cap_keeps_ten_of_each_type_in_order() -> None:
     assert capped.over == lines[10:12]
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a loaded machine
 @given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=200), max_size=60),
        st.integers(min_value=5000, max_value=20000))
 def test_truncate_stays_below_the_limit_and_cuts_at_a_line(lines: list[str], limit: int) -> None:
