@@ -264,3 +264,25 @@ def test_a_run_that_plants_a_startup_file_in_the_runners_environment_is_an_error
     assert "changed the runner interpreter's start-up files" in res.out
     assert "zz_helper.pth" in res.out
     assert (purelib / "zz_helper.pth").exists()
+
+
+def test_rev_re_points_setuptools_editable_finder_mappings(project: Repo,
+                                                           tmp_path: Path) -> None:
+    """setuptools' PEP 660 editable install (strict mode): a finder module in
+    site-packages maps the package name to the main checkout's src/billing
+    (``MAPPING``), installed by a .pth import line.  Under --rev the mapping leads
+    into the worktree."""
+    from setuptools.command.editable_wheel import _finder_template
+
+    python, purelib = runner_venv(tmp_path)
+    name = "__editable___billing_0_1_finder"
+    (purelib / f"{name}.py").write_text(_finder_template(
+        name, {"billing": str(project.path / "src" / "billing")}, {}))
+    (purelib / "__editable__.billing-0.1.pth").write_text(f"import {name}; {name}.install()\n")
+    project.write("src/billing/__init__.py", "def max_attempts():\n    return 4\n")  # broken
+    make_project(project, {"cap": CAP}, python=str(python))
+    project.write("src/billing/__init__.py", "def max_attempts():\n    return 3\n")  # unstaged
+    assert run_cli(["gate"], project.path).code == 0
+    res = run_cli(["gate", "--rev", "HEAD"], project.path)
+    assert res.code == 1, res.out + res.err
+    assert scorecard(project)["properties"]["cap"]["ballot"] == "fail"
