@@ -196,36 +196,6 @@ def commit(root: str, rev: str) -> Change:
                   identities, False)
 
 
-def parse_combined(data: bytes) -> tuple[FileChange, ...]:
-    """Parse ``git diff-tree --cc -z --raw`` of a merge: ``::m1 m2 m3 o1 o2 o3 SS\\0path\\0``.
-
-    The status and old mode are those against the first parent."""
-    parts = git.split_z(data)
-    files: list[FileChange] = []
-    for meta, path in zip(parts[0::2], parts[1::2]):
-        parents = len(meta) - len(meta.lstrip(":"))
-        fields = meta.lstrip(":").split(" ")
-        if parents < 2 or len(fields) != 2 * (parents + 1) + 1:
-            raise CannotJudge(f"unexpected git diff-tree --cc output near {meta[:60]!r}")
-        old_mode, new_mode, status = fields[0], fields[parents], fields[-1][:1]
-        files.append(FileChange(status, path, None,
-                                None if old_mode == "000000" else old_mode,
-                                None if new_mode == "000000" else new_mode))
-    return tuple(files)
-
-
-def merge_part(root: str, rev: str) -> Change:
-    """What a merge commit changes that none of its parents has (an "evil merge"), judged
-    against its first parent; an empty change for a clean merge."""
-    sha = git.resolve(root, rev)
-    info = commit_info(root, sha)
-    data = git.out(["diff-tree", "--cc", "--raw", "--no-commit-id", *_DIFF_OPTS, sha, "--"],
-                   cwd=root)
-    identities = (info.author, info.committer, *coauthors(info.message))
-    return Change("commit", f"merge {sha[:12]} (its own changes)", sha, info.parents[0],
-                  parse_combined(data), identities, False)
-
-
 def range_all(root: str, base: str, tip: str) -> list[tuple[str, bool]]:
     """Every commit of ``base..tip``, oldest first, with whether it is a merge."""
     b, t = git.resolve(root, base), git.resolve(root, tip)

@@ -1,14 +1,17 @@
-"""``ballot-guard ci --base REV``: the pre-push judgement for a pull request.
+"""``ballot-guard ci --base REV [--actor WHO]``: the pre-push judgement for a pull request.
 
-Scope of every commit in BASE..HEAD, the pin and the gate at HEAD, in the
-contract's order (combined.judge).  Under GitHub Actions
-(``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations for what
-blocked (the only workflow commands it prints: every other line goes through
-``ci_log``) and appends a Markdown summary to ``$GITHUB_STEP_SUMMARY``
-(``step_summary``: a regular file only, never blocking, never the exit code).
+Scope of every commit in BASE..HEAD (each by its own base's config and by
+BASE's), the pin and the gate at HEAD, in the contract's order
+(combined.judge).  BASE must be an ancestor of HEAD, in a full clone.  Under
+GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error``
+annotations for what blocked (the only workflow commands it prints: every
+other line goes through ``ci_log``) and appends a Markdown summary to
+``$GITHUB_STEP_SUMMARY`` (``step_summary``: a regular file only, never
+blocking, never the exit code); the actor defaults to the pull request's author.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -27,17 +30,71 @@ from ballot_guard.state import state_dir
 WORDS = {0: "clean", 1: "blocked", 2: "fixture pin", 3: "abstained", 4: "could not judge"}
 
 
+def default_actor(environ: Mapping[str, str]) -> str | None:
+    """Under GitHub Actions, the account that proposed the change: the pull request's
+    author (``pull_request.user.login`` in ``$GITHUB_EVENT_PATH``), else ``GITHUB_ACTOR``;
+    None elsewhere.  An event file that cannot be read is CannotJudge."""
+    if environ.get("GITHUB_ACTIONS") != "true":
+        return None
+    path = environ.get("GITHUB_EVENT_PATH")
+    if path:
+        try:
+            with open(path, "rb") as f:
+                event = json.loads(f.read())
+        except OSError as exc:
+            raise CannotJudge(f"cannot read the GitHub event file {path}: "
+                              f"{exc.strerror or exc}") from exc
+        except ValueError as exc:
+            raise CannotJudge(f"the GitHub event file {path} is not JSON: {exc}") from exc
+        if not isinstance(event, dict):
+            raise CannotJudge(f"the GitHub event file {path} holds no JSON object")
+        pr = event.get("pull_request")
+        if pr is not None:
+            user = pr.get("user") if isinstance(pr, dict) else None
+            login = user.get("login") if isinstance(user, dict) else None
+            if not isinstance(login, str) or not login.strip():
+                raise CannotJudge(f"the GitHub event file {path} has a pull_request "
+                                  "without user.login: pass --actor")
+            return login.strip()
+    return environ.get("GITHUB_ACTOR", "").strip() or None
+
+
+def check_base(root: str, base: str) -> str:
+    """``base``'s sha, when it can be judged against: a full clone, an ancestor of HEAD."""
+    shallow = git.run(["rev-parse", "--is-shallow-repository"], cwd=root, check=False)
+    if shallow.stdout.strip() == b"true":
+        raise CannotJudge("shallow clone: fetch-depth 0 (actions/checkout), or "
+                          "`git fetch --unshallow`, so that every commit since the base is here")
+    base_sha = git.rev_parse(root, base)
+    if base_sha is None:
+        raise CannotJudge(f"unknown base revision: {base} (in CI, check out with "
+                          "fetch-depth: 0 so the base branch is there)")
+    res = git.run(["merge-base", "--is-ancestor", base_sha, "HEAD"], cwd=root, check=False)
+    if res.code == 1:
+        raise CannotJudge(f"--base {base} is not an ancestor of HEAD: test the merge ref "
+                          "(refs/pull/N/merge) or rebase onto the base")
+    if res.code != 0:
+        raise CannotJudge(git.describe_failure(["merge-base", "--is-ancestor", base_sha,
+                                                "HEAD"], res))
+    return base_sha
+
+
 def run_ci(root: str, base: str, *, environ: Mapping[str, str] | None = None,
-           repeats: int | None = None) -> int:
+           repeats: int | None = None, actor: str | None = None) -> int:
+    from ballot_guard.identity import login_identities
+
     env = dict(os.environ if environ is None else environ)
     github = env.get("GITHUB_ACTIONS") == "true"
     try:
-        base_sha = git.rev_parse(root, base)
-        if base_sha is None:
-            raise CannotJudge(f"unknown base revision: {base} (in CI, check out with "
-                              "fetch-depth: 0 so the base branch is there)")
+        who = actor if actor is not None else default_actor(env)
+        base_sha = check_base(root, base)
+        if who:
+            from ballot_guard.output import say
+
+            say(f"ballot-guard: actor {who} (matched against agents beside each commit's "
+                "identities)")
         j = judge(root, [Target(f"{base}..HEAD", "HEAD", base_sha, False)], environ=env,
-                  repeats=repeats)
+                  repeats=repeats, actor=login_identities(who) if who else ())
     except CannotJudge as exc:
         if github:
             j = Judgement(code=exit_codes.CANNOT_JUDGE, stage="error", message=str(exc))

@@ -76,15 +76,20 @@ def remotes_option(root: str, remote: str | None) -> str:
 
 def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
           environ: Mapping[str, str] | None = None, scorecard: str | None = None,
-          skip_empty: bool = False, repeats: int | None = None) -> Judgement:
+          skip_empty: bool = False, repeats: int | None = None,
+          actor: tuple[str, ...] = ()) -> Judgement:
     """Judge pushed targets in the contract's order; print the report; return what was found.
 
     ``skip_empty``: a pushed ref that adds no commit (a tag or branch on a commit a remote
     already has, a rewind) is not judged again, as pre-commit does; ``ci`` judges HEAD always.
+    Each commit is judged by its base's config and by the config of the target it goes to
+    (the remote's old tip, ``ci``'s base), when there is one; ``actor``: the identities of
+    the account that proposed the change (``ci --actor``), beside each commit's own.
     """
+    from ballot_guard import base as bases
     from ballot_guard.config import load_at
     from ballot_guard.pin import check_pin
-    from ballot_guard.scope import judge_commit, judge_merge, judge_unjudged_tail
+    from ballot_guard.scope import Judging, judge_commit, judge_merge, judge_unjudged_tail
 
     env = dict(os.environ if environ is None else environ)
     j = Judgement()
@@ -93,6 +98,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     seen: set[str] = set()
     # (remote's old tip, pushed tip, the commits between) of every updated ref
     moves: list[tuple[str, str, set[str]]] = []
+    judging: dict[str, Judging] = {}  # commit -> the target it is judged for
     for target in targets:
         tip, added, merged, new = commits_of(root, target, remote)
         if skip_empty and not new:
@@ -103,8 +109,10 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
             j.tips.append(tip)
         commits += [c for c in added if c not in seen]
         merges += [c for c in merged if c not in seen]
-        seen.update(added, merged)
         old = git.rev_parse(root, target.exclude) if target.exclude is not None else None
+        how = Judging(bases.at(root, old) if old is not None else None, actor)
+        judging.update((c, how) for c in (*added, *merged) if c not in seen)
+        seen.update(added, merged)
         if old is not None:
             moves.append((old, tip, {*added, *merged}))
         say(f"ballot-guard: judging {target.label}: {len(added)} commit(s) up to {tip[:12]}")
@@ -131,14 +139,15 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
                          NEXT["drift"], check.details)
     # 3. scope of every commit; a rule-3 reason is the digest's 2
     for sha in commits:
-        j.verdicts.append(judge_commit(root, sha))
-    for sha in merges:  # what a merge changes that none of its parents has
-        verdict = judge_merge(root, sha)
+        j.verdicts.append(judge_commit(root, sha, judging=judging[sha]))
+    for sha in merges:  # a merge on its own paths (ballot_guard.merges)
+        verdict = judge_merge(root, sha, judging=judging[sha])
         if verdict is not None:
             j.verdicts.append(verdict)
     for old, tip, shas in moves:  # history the pin never covered, pushed over the adopted one
         mine = [v for v in j.verdicts if v.change.commit in shas]
-        verdict = judge_unjudged_tail(root, old, tip, mine)
+        verdict = judge_unjudged_tail(root, old, tip, mine,
+                                      judging=Judging(bases.at(root, old), actor))
         if verdict is not None:
             j.verdicts.append(verdict)
     repin = [v for v in j.verdicts if any(r.rule == 3 for r in v.reasons)]

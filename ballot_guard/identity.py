@@ -143,3 +143,11 @@ def committing_identities(root: str) -> tuple[str, ...]:
         if res.code == 0 and res.stdout.strip():
             found.append(_strip_ident(res.stdout.decode("utf-8", "replace")))
     return tuple(found)
+
+
+def login_identities(login: str) -> tuple[str, ...]:
+    """What an account name with no email (``ci --actor``, a GitHub login) is matched
+    against ``agents`` as: the name as given (``*[bot]*`` matches ``dependabot[bot]``)
+    and the name with an empty email (``Name <*>`` matches ``Name <>``).  A pattern
+    that needs a particular email cannot match an account that shows none."""
+    return (login, f"{login} <>")

@@ -200,14 +200,43 @@ def _content_paths(ctx_config: Config, root: str, paths: tuple[str, ...]) -> boo
     return False
 
 
-def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | None = None,
-                 *, base: Base | None = None, patch: bytes | None = None) -> Verdict:
-    """Classify and judge one change under its base's config (``base``: already read;
-    ``patch``: a patch file's bytes)."""
-    from ballot_guard import oracle
+class Judging(NamedTuple):
+    """What a judgement of commits knows beyond each commit: the target it goes to (its
+    base also judges every commit: ``ci --base``, the remote's tip in pre-push) and the
+    identities of the account that proposed it (``ci --actor``)."""
+    target: Base | None = None
+    actor: tuple[str, ...] = ()
 
+
+def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | None = None,
+                 *, base: Base | None = None, patch: bytes | None = None,
+                 judging: Judging = Judging()) -> Verdict:
+    """Classify and judge one change under its base's config (``base``: already read;
+    ``patch``: a patch file's bytes), and, when ``judging`` names a target whose config
+    differs, under the target's too: blocked when either blocks, each reason saying which
+    config it comes from."""
     if base is None:
         base = bases.at(root, change.base)
+    if judging.actor:
+        change = change._replace(identities=(*change.identities, *judging.actor))
+    own = _judge_by(root, change, make_new, base, patch)
+    target = judging.target
+    if target is None or not own.judged or target.config == base.config:
+        return own
+    theirs = _judge_by(root, change, make_new, base._replace(config=target.config), patch)
+    if not theirs.reasons:
+        return own
+    where = f"by the target's config (at {target.sha[:12] if target.sha else 'no commit'})"
+    extra = tuple(Reason(r.rule, f"{where}: {r.message}") for r in theirs.reasons)
+    if not own.reasons:  # only the target's config blocks: report its classification
+        return theirs._replace(reasons=extra)
+    return own._replace(reasons=(*own.reasons, *extra))
+
+
+def _judge_by(root: str, change: Change, make_new: Callable[[], Snapshot] | None,
+              base: Base, patch: bytes | None) -> Verdict:
+    from ballot_guard import oracle
+
     config, judged = base.config, base.adopted
     old = Snapshot(root, change.base if change.base is not None else git.empty_tree(root))
     ctx = ScopeContext(root, change, config, (), (), (), False, old, make_new)
@@ -252,41 +281,41 @@ def judge_staged(root: str, *, agent: bool = False,
     return judge_change(root, change, base=base)
 
 
-def judge_commit(root: str, rev: str) -> Verdict:
+def _identities(info: changes.CommitInfo) -> tuple[str, ...]:
+    return (info.author, info.committer, *changes.coauthors(info.message))
+
+
+def judge_commit(root: str, rev: str, *, judging: Judging = Judging()) -> Verdict:
     """A commit against its first parent (a root commit against the empty tree); a merge
-    that brings never-judged commits into an adopted line as ``judge_merge`` says."""
+    on its own paths (``judge_merge``), an empty change when it has none."""
     sha = git.resolve(root, rev)
     info = changes.commit_info(root, sha)
     if len(info.parents) > 1:
-        crossing = _crossing_merge(root, sha, info.parents,
-                                   (info.author, info.committer, *changes.coauthors(info.message)))
-        if crossing is not None:
-            return crossing
+        return _merge_verdict(root, info, judging)
     base = info.parents[0] if info.parents else None
     against = base if base is not None else git.empty_tree(root)
     data = git.out(["diff-tree", *changes._DIFF_OPTS, against, sha, "--"], cwd=root)
-    identities = (info.author, info.committer, *changes.coauthors(info.message))
     return judge_change(root, Change("commit", f"commit {sha[:12]}", sha, base,
-                                     changes.parse_raw(data), identities, False))
+                                     changes.parse_raw(data), _identities(info), False),
+                        judging=judging)
 
 
-def judge_range(root: str, base: str, tip: str) -> list[Verdict]:
-    """Every non-merge commit of ``base..tip`` on its own, oldest first.
-
-    A merge commit is judged only on what it changes that none of its parents
-    has (``git diff-tree --cc``: an "evil merge"); a clean merge gives no verdict.
-    """
+def judge_range(root: str, base: str, tip: str, *,
+                judging: Judging = Judging()) -> list[Verdict]:
+    """Every commit of ``base..tip`` on its own, oldest first; a merge on its own paths
+    (``judge_merge``), and none when it has none."""
     verdicts = []
     for sha, is_merge in changes.range_all(root, base, tip):
-        verdict = judge_merge(root, sha) if is_merge else judge_commit(root, sha)
+        verdict = judge_merge(root, sha, judging=judging) if is_merge \
+            else judge_commit(root, sha, judging=judging)
         if verdict is not None:
             verdicts.append(verdict)
-    tail = judge_unjudged_tail(root, base, tip, verdicts)
+    tail = judge_unjudged_tail(root, base, tip, verdicts, judging=judging)
     return verdicts if tail is None else [*verdicts, tail]
 
 
-def judge_unjudged_tail(root: str, base: str, tip: str,
-                        verdicts: list[Verdict]) -> Verdict | None:
+def judge_unjudged_tail(root: str, base: str, tip: str, verdicts: list[Verdict], *,
+                        judging: Judging = Judging()) -> Verdict | None:
     """When ``base`` holds the pin but commits of ``base..tip`` were unjudged (they sit on
     history the pin never covered: a branch forked before adoption that adds the pin
     again, pushed over the adopted one), the whole move from ``base`` to ``tip`` is
@@ -306,45 +335,55 @@ def judge_unjudged_tail(root: str, base: str, tip: str,
     label = (f"range {b[:12]}..{t[:12]} as a whole ({n} commit{'s' if n != 1 else ''} "
              "on history the pin did not cover)")
     return judge_change(root, Change("commit", label, t, b, changes.parse_raw(data), who,
-                                     False))
+                                     False), judging=judging)
 
 
-def judge_merge(root: str, rev: str) -> Verdict | None:
-    """A merge judged on what it changes that none of its parents has (``git diff-tree
-    --cc``: an "evil merge"); None for a clean merge, which changes nothing of its own.
+def judge_merge(root: str, rev: str, *, judging: Judging = Judging()) -> Verdict | None:
+    """A merge judged on its own paths: every path whose content differs from its first
+    parent's, except content the commits it brings in wrote themselves
+    (``ballot_guard.merges``); None when it has none.
 
     Commits forked before adoption were never judged (their base lacks the pin).  A
     merge that brings such commits into an adopted line (whichever parent is first)
     answers for all it changes against the adopted parent, with their authors beside
     its own: an agent's edit of a property cannot ride in on a clean merge."""
-    part = changes.merge_part(root, rev)
-    sha = part.commit or git.resolve(root, rev)
-    crossing = _crossing_merge(root, sha, changes.commit_info(root, sha).parents,
-                               part.identities)
+    info = changes.commit_info(root, git.resolve(root, rev))
+    verdict = _merge_verdict(root, info, judging)
+    return verdict if verdict.change.files or verdict.reasons else None
+
+
+def _merge_verdict(root: str, info: changes.CommitInfo, judging: Judging) -> Verdict:
+    from ballot_guard.merges import own_changes
+
+    crossing = _crossing_merge(root, info.sha, info.parents, _identities(info), judging)
     if crossing is not None:
         return crossing
-    return judge_change(root, part) if part.files else None
+    files = own_changes(root, info.sha, info.parents)
+    return judge_change(root, Change("commit", f"merge {info.sha[:12]} (its own changes)",
+                                     info.sha, info.parents[0], files, _identities(info),
+                                     False), judging=judging)
 
 
 def _crossing_merge(root: str, sha: str, parents: tuple[str, ...],
-                    identities: tuple[str, ...]) -> Verdict | None:
+                    identities: tuple[str, ...], judging: Judging) -> Verdict | None:
     """A merge that brings never-judged commits into an adopted line, judged on all it
     changes against its adopted parent with their authors beside ``identities``; None
     when it does not (no parent adopted, or the first is and brings nothing unjudged)."""
-    judging = next((p for p in parents if bases.at(root, p).adopted), None)
-    unjudged = _unjudged_brought_in(root, sha, judging) if judging is not None else []
-    if judging is None or (judging == parents[0] and not unjudged):
+    judging_parent = next((p for p in parents if bases.at(root, p).adopted), None)
+    unjudged = _unjudged_brought_in(root, sha, judging_parent) \
+        if judging_parent is not None else []
+    if judging_parent is None or (judging_parent == parents[0] and not unjudged):
         return None
-    data = git.out(["diff-tree", *changes._DIFF_OPTS, judging, sha, "--"], cwd=root)
+    data = git.out(["diff-tree", *changes._DIFF_OPTS, judging_parent, sha, "--"], cwd=root)
     extra: list[str] = []
     for c in unjudged:
-        info = changes.commit_info(root, c)
-        extra += [info.author, info.committer, *changes.coauthors(info.message)]
+        extra += _identities(changes.commit_info(root, c))
     n = len(unjudged)
-    label = (f"merge {sha[:12]} against {judging[:12]} (with {n} unjudged "
+    label = (f"merge {sha[:12]} against {judging_parent[:12]} (with {n} unjudged "
              f"commit{'s' if n != 1 else ''} it brings in)")
-    return judge_change(root, Change("commit", label, sha, judging, changes.parse_raw(data),
-                                     (*identities, *extra), False))
+    return judge_change(root, Change("commit", label, sha, judging_parent,
+                                     changes.parse_raw(data), (*identities, *extra), False),
+                        judging=judging)
 
 
 def _unjudged_brought_in(root: str, merge: str, first_parent: str | None) -> list[str]:

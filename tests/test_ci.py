@@ -164,7 +164,9 @@ def test_an_evil_merge_that_mixes_oracle_and_behaviour_is_blocked(pr: Repo) -> N
 def test_a_history_that_adopts_again_over_the_adopted_one_is_blocked_in_ci(
         tmp_path: Path) -> None:
     """A branch forked before adoption pins on its own beside an agent's property edit
-    (each of its commits unjudged): ci judges the move from the adopted base as a whole."""
+    (each of its commits unjudged).  Its base is no ancestor of it, so ci refuses it (4);
+    GitHub's merge ref of it into the adopted base is blocked: the merge brings the
+    unjudged commits into the adopted line."""
     from tests.helpers import init_repo
 
     repo = init_repo(tmp_path / "repo")
@@ -179,8 +181,16 @@ def test_a_history_that_adopts_again_over_the_adopted_one_is_blocked_in_ci(
     assert run_cli(["digest", "--pin"], repo.path).code == 0
     repo.commit_all("adopt, my way", author="Helper bot <bot@example.com>")
     res = run_cli(["ci", "--base", adopted], repo.path)
+    assert res.code == 4 and res.out == "", res.out + res.err
+    assert res.err == (f"ballot-guard: error: --base {adopted} is not an ancestor of HEAD: "
+                       "test the merge ref (refs/pull/N/merge) or rebase onto the base\n")
+    repo.git("checkout", "-q", "--detach", adopted)
+    repo.git("merge", "-q", "--no-ff", "-m", "Merge side into main", "side")
+    repo.git("update-ref", "refs/pull/7/merge", "HEAD")
+    repo.git("checkout", "-q", "refs/pull/7/merge")
+    res = run_cli(["ci", "--base", adopted], repo.path)
     assert res.code == 1, res.out + res.err
-    assert "rule 2" in res.out and "as a whole" in res.out
+    assert "rule 2" in res.out and "unjudged commit it brings in" in res.out
 
 
 # --- nothing from the change reaches the log raw -----------------------------------------

@@ -10,7 +10,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "ci", help="judge a pull request: scope of BASE..HEAD, pin and gate at HEAD",
         description="Scope of every commit in BASE..HEAD, then the pin and the gate at HEAD. "
                     "Under GitHub Actions, also ::error annotations and a step summary.")
-    p.add_argument("--base", required=True, metavar="REV", help="the pull request's base")
+    p.add_argument("--base", required=True, metavar="REV",
+                   help="the pull request's base (an ancestor of HEAD)")
+    p.add_argument("--actor", metavar="WHO",
+                   help="the account that proposed the change; when it matches `agents`, "
+                        "every commit is an agent change (default under GitHub Actions: "
+                        "the pull request's author, else GITHUB_ACTOR)")
     p.add_argument("--repeats", type=int, metavar="N",
                    help="runs per property for every voter (at least 2; default: the config's)")
     p.set_defaults(func=run)
@@ -19,5 +24,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ballot_guard import git
     from ballot_guard.ci import run_ci
+    from ballot_guard.errors import UsageError
 
-    return run_ci(git.toplevel("."), args.base, repeats=args.repeats)
+    if args.actor is not None and not args.actor.strip():
+        raise UsageError("--actor wants an account name")
+    return run_ci(git.toplevel("."), args.base, repeats=args.repeats,
+                  actor=args.actor.strip() if args.actor is not None else None)
