@@ -21,7 +21,7 @@ body.  Every name then stands in a section's header block, read below.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from ballot_guard.change import FileChange
 
@@ -151,11 +151,12 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
 
     shapes = list(starmap(_simple, files))
     if None not in shapes:  # the usual case: every section has a common shape
-        paths = _plain_names([shape[0] for shape in shapes])
+        known = cast("list[tuple[bytes, str, str | None, str | None]]", shapes)
+        paths = _plain_names([shape[0] for shape in known])
         if paths is not None:
             return list(map(tuple.__new__, repeat(FileChange), [
                 (status, path, None, old_mode, new_mode)
-                for path, (_, status, old_mode, new_mode) in zip(paths, shapes)]))
+                for path, (_, status, old_mode, new_mode) in zip(paths, known)]))
     changes: list[FileChange] = []
     append = changes.append
     starts: list[int] = []

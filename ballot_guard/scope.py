@@ -224,10 +224,11 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
     if target is None or not own.judged or target.config == base.config:
         return own
     theirs = _judge_by(root, change, make_new, base._replace(config=target.config), patch)
-    if not theirs.reasons:
+    more = [r for r in theirs.reasons if r not in own.reasons]  # the same finding once
+    if not more:
         return own
     where = f"by the target's config (at {target.sha[:12] if target.sha else 'no commit'})"
-    extra = tuple(Reason(r.rule, f"{where}: {r.message}") for r in theirs.reasons)
+    extra = tuple(Reason(r.rule, f"{where}: {r.message}") for r in more)
     if not own.reasons:  # only the target's config blocks: report its classification
         return theirs._replace(reasons=extra)
     return own._replace(reasons=(*own.reasons, *extra))

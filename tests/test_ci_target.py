@@ -253,3 +253,27 @@ def test_login_identities_match_as_documented() -> None:
     assert any_agent(["Coding Agent <*>"], login_identities("coding agent"))
     assert not any_agent(["* <agent@example.com>"], login_identities("agent"))
     assert not any_agent(["*[bot]*"], login_identities("bob"))
+
+
+def test_a_finding_of_both_configs_is_given_once_and_the_targets_own_is_labelled(
+        tmp_path: Path) -> None:
+    from ballot_guard import base as bases
+    from ballot_guard.scope import Judging, judge_commit
+
+    repo = make_project(tmp_path / "project")
+    fork = repo.head()
+    repo.write("pyproject.toml", pyproject(AGENTS))
+    target = repo.commit_all("name the agents", author=HUMAN)
+    repo.git("checkout", "-q", "-b", "feature", fork)
+    repo.write(PROP, (repo.path / PROP).read_text() + "\n# the agent's edit\n")
+    repo.write("billing.py", BILLING + "\n# and code\n")
+    sha = repo.commit_all("mixed", author=BOT)
+    root = str(repo.path)
+    alone = judge_commit(root, sha)
+    assert [(r.rule, r.message) for r in alone.reasons] == [
+        (1, "the change touches oracle paths and behaviour paths together")]
+    both = judge_commit(root, sha, judging=Judging(bases.at(root, target)))
+    assert [(r.rule, r.message) for r in both.reasons] == [
+        (1, "the change touches oracle paths and behaviour paths together"),
+        (2, f"by the target's config (at {target[:12]}): an agent change touches oracle "
+            "paths")]

@@ -405,6 +405,13 @@ def test_exit_codes_of_scope(repo: Repo, tmp_path: Path) -> None:
     assert res.code == 4 and "bogus" in res.err
     repo.write("properties/test_retry.py", "# edit\n")
     repo.write("src/app.py", "RETRIES = 4\n")
+    repo.stage()
+    res = run_scope(repo)  # mixed (1), but the base's config cannot judge: 4 comes first
+    assert res.code == 4 and "bogus" in res.err and res.out == ""
+    repo.commit("mixed on a broken config")
+    for args in (["--commit", "HEAD"], ["--range", "HEAD~2..HEAD"]):
+        res = run_scope(repo, *args)
+        assert res.code == 4 and "bogus" in res.err and res.err.count("\n") == 1, args
 
 
 def test_json_prints_one_object_and_nothing_else(repo: Repo) -> None:
@@ -425,10 +432,14 @@ def test_scope_in_a_subdirectory_judges_the_whole_repo(repo: Repo) -> None:
     assert scope_json(repo.path / "src")[0] == 1
 
 
-def test_scope_does_not_import_gitpython(repo: Repo) -> None:
+def test_scope_imports_nothing_beyond_the_stdlib_and_its_dependencies(repo: Repo) -> None:
+    """The commit-time path: no GitPython, no other third-party package."""
     adopt(repo)
     code = ("import sys; from ballot_guard.main import main; rc = main(['scope']); "
-            "assert 'git' not in sys.modules, 'GitPython imported'; raise SystemExit(rc)")
+            "extra = {m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) "
+            "- {'ballot_guard', 'pathspec', 'tomli', '__main__', '_distutils_hack', "
+            "'__editable___ballot_guard_0_1_0_finder'}; "
+            "assert not extra, extra; raise SystemExit(rc)")
     proc = subprocess.run([os.sys.executable, "-c", code], cwd=repo.path, capture_output=True,
                           check=False)
     assert proc.returncode == 0, proc.stderr
