@@ -55,7 +55,8 @@ def test_ci_judges_an_ancestor_merge_that_takes_the_old_property(project: Repo) 
     merge_taking(project, [project.head(), old], {PROP: old}, author=BOT, branch="feature")
     res = run_cli(["ci", "--base", "main"], project.path)
     assert res.code == 1, res.out + res.err
-    assert f"rule 2: an agent change touches oracle paths" in res.out
+    assert (f"rule 2: an agent change (identity {BOT!r} matches agents pattern '*[bot]*') "
+            "touches oracle paths") in res.out
     assert PROP in res.out and "the gate did not run" in res.out
 
 
@@ -94,7 +95,8 @@ def test_pre_push_refuses_an_ancestor_merge(project: Repo, tmp_path: Path) -> No
     proc = push(project, "origin", "main")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
-    assert "rule 2: an agent change touches oracle paths" in out and PROP in out
+    assert (f"rule 2: an agent change (identity {BOT!r} matches agents pattern '*[bot]*') "
+            "touches oracle paths") in out and PROP in out
     assert project.git("ls-remote", "origin", "refs/heads/main").split()[0] != project.head()
 
 
@@ -117,8 +119,8 @@ def test_a_branch_forked_before_agents_existed_is_judged_by_the_targets_config(
     res = run_cli(["ci", "--base", "main"], repo.path)
     assert res.code == 1, res.out + res.err
     main = repo.git("rev-parse", "main").strip()
-    assert (f"rule 2: by the target's config (at {main[:12]}): an agent change touches "
-            "oracle paths") in res.out
+    assert (f"rule 2: by the target's config (at {main[:12]}): an agent change (identity "
+            f"{BOT!r} matches agents pattern '*[bot]*') touches oracle paths") in res.out
 
 
 def test_pre_push_judges_by_the_remote_tips_config_too(project: Repo, tmp_path: Path) -> None:
@@ -171,12 +173,18 @@ def _human_oracle_edit(project: Repo) -> None:
     project.commit_all("edit the property", author=HUMAN)
 
 
-@pytest.mark.parametrize("actor", ["dependabot[bot]", "coding agent", "Coding  Agent"])
-def test_an_agent_actor_makes_every_commit_an_agent_change(project: Repo, actor: str) -> None:
+@pytest.mark.parametrize("actor,identity,pattern", [
+    ("dependabot[bot]", "dependabot[bot]", "*[bot]*"),
+    ("coding agent", "coding agent <>", "Coding Agent <*>"),
+    ("Coding  Agent", "Coding  Agent <>", "Coding Agent <*>"),
+])
+def test_an_agent_actor_makes_every_commit_an_agent_change(project: Repo, actor: str,
+                                                           identity: str, pattern: str) -> None:
     _human_oracle_edit(project)
     res = run_cli(["ci", "--base", "main", "--actor", actor], project.path)
     assert res.code == 1, res.out + res.err
-    assert "rule 2: an agent change touches oracle paths" in res.out
+    assert (f"rule 2: an agent change (identity {identity!r} matches agents pattern "
+            f"{pattern!r}) touches oracle paths") in res.out
 
 
 @pytest.mark.parametrize("actor", ["octocat", "dependabot", "Coding Agents"])
@@ -275,5 +283,5 @@ def test_a_finding_of_both_configs_is_given_once_and_the_targets_own_is_labelled
     both = judge_commit(root, sha, judging=Judging(bases.at(root, target)))
     assert [(r.rule, r.message) for r in both.reasons] == [
         (1, "the change touches oracle paths and behaviour paths together"),
-        (2, f"by the target's config (at {target[:12]}): an agent change touches oracle "
-            "paths")]
+        (2, f"by the target's config (at {target[:12]}): an agent change (identity "
+            f"{BOT!r} matches agents pattern '*[bot]*') touches oracle paths")]
