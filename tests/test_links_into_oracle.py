@@ -1,11 +1,15 @@
 """Links into the oracle: a link that leads in is oracle, a path through one is its target."""
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ballot_guard.oracle_links import Links
 from tests.helpers import Repo, run_cli
@@ -196,3 +200,63 @@ def test_resolution_within_the_tree(tmp_path: Path, links: dict[str, str], path:
     root = str(tmp_path)
     side = Links(root, {k: v.replace("/ROOT", root) for k, v in links.items()})
     assert side.resolve(path, last=last) == want
+
+
+# --- Hypothesis: resolution in git's tree is what the kernel does in a checkout -------------
+
+_NAMES = st.sampled_from(["a", "b", "c"])
+_TARGETS = st.lists(st.sampled_from(["a", "b", "c", "..", "."]), min_size=1,
+                    max_size=4).map("/".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(links=st.dictionaries(st.lists(_NAMES, min_size=1, max_size=3).map("/".join),
+                             _TARGETS, max_size=4),
+       path=st.lists(_NAMES, min_size=1, max_size=4).map("/".join))
+def test_resolution_agrees_with_the_filesystem(tmp_path_factory: pytest.TempPathFactory,
+                                               links: dict[str, str], path: str) -> None:
+    """Materialise the links in a directory (real dirs for every other prefix) and ask
+    the kernel: where it resolves inside the root, ``Links.resolve`` says the same."""
+    root = tmp_path_factory.mktemp("tree")
+    made: dict[str, str] = {}
+    for link, target in sorted(links.items(), key=lambda kv: kv[0].count("/")):
+        parts = link.split("/")
+        if any("/".join(parts[:i]) in made for i in range(1, len(parts))):
+            continue  # a link below a link: git's tree cannot hold both
+        (root / link).parent.mkdir(parents=True, exist_ok=True)
+        if (root / link).exists() or (root / link).is_symlink():
+            continue
+        (root / link).symlink_to(target)
+        made[link] = target
+    real_root = os.path.realpath(root)
+    try:
+        real = os.path.realpath(root / path, strict=False)
+    except OSError:
+        return  # a loop the kernel refuses: resolve() says None or a path; nothing to compare
+    ours = Links(str(root), made).resolve(path)
+    inside = real == real_root or real.startswith(real_root + "/")
+    if _loops(root, path):
+        return
+    if ours is None:  # leads nowhere: out of the tree, or nowhere the kernel reaches either
+        assert not inside or _unreachable(root / path)
+    elif inside:
+        want = os.path.relpath(real, real_root).replace(os.sep, "/")
+        assert ours == ("" if want == "." else want)
+    else:
+        raise AssertionError(f"{path} leaves the tree ({real}) but resolved to {ours!r}")
+
+
+def _unreachable(where: Path) -> bool:
+    try:
+        os.stat(where)
+    except OSError:
+        return True
+    return False
+
+
+def _loops(root: Path, path: str) -> bool:
+    try:
+        os.stat(root / path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
