@@ -18,7 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from ballot_guard import git, git_ground, oracle_blobs, oracle_watch, plugin_rule, schedule
+from ballot_guard import git, git_ground, isolation, oracle_blobs, oracle_watch, plugin_rule, \
+    schedule
 from ballot_guard.ballot import Ballot, decide, exit_code
 from ballot_guard.config import Config, ConfigError, load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
@@ -163,9 +164,10 @@ class Stage:
         sdir = state_dir(self.top)
         env = run_env(git.scrubbed_env(self.environ), seed=self.seed)
         self.workdir = tempfile.mkdtemp(prefix="run-", dir=sdir)
+        sandbox = isolation.policy(self.config, top=self.top, tree=self.tree)
         self.session = Session(python, cwd=self.tree, env=env, workdir=self.workdir,
                                seed=self.seed, timeout=self.config.timeout, jobs=self.jobs,
-                               top=self.top)
+                               top=self.top, sandbox=sandbox)
         self.session.launch()
 
     def start(self) -> RunnerInfo:
@@ -173,7 +175,14 @@ class Stage:
         if self.session is None:
             self.launch()
         assert self.session is not None
-        return self.session.start()
+        info = self.session.start()
+        isolation.check(self.config, self.session.isolation)
+        return info
+
+    @property
+    def isolation(self) -> dict[str, Any] | None:
+        """The isolation in force for the runs (once started)."""
+        return None if self.session is None else self.session.isolation
 
     def run_all(self, voters: Sequence[Voter],
                 on_run: Callable[[str, Run], None] = lambda n, r: None,
@@ -355,7 +364,10 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.
             found = oracle_blobs.mismatches(tree, top, rev, config)
             if found:
                 raise CannotJudge(oracle_blobs.message(found, f"the checkout of {rev[:12]}"))
-        info = stage.start()
+        try:
+            info = stage.start()
+        finally:
+            known.isolation = stage.isolation
         known.python, known.pytest = info.python, info.pytest
         freeze_path = os.path.join(tree, config.freeze_file)
         frozen = set(freeze.load(freeze_path).frozen)
@@ -383,7 +395,7 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.
         (" (dirty)" if known.dirty else "")
     extras = f", hypothesis {info.hypothesis}" if info.hypothesis else ""
     header = (f"ballot-guard gate: {where}; python {info.python} (pytest {info.pytest}{extras}); "
-              f"seed {known.seed}")
+              f"seed {known.seed}; {isolation.describe(known.isolation)}")
     if shard is not None and known.shard is not None:
         header += (f"; shard {shard}: {len(voters)} of {len(known.shard['all_voters'])} "
                    "voters")

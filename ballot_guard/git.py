@@ -172,6 +172,16 @@ def toplevel(cwd: str = ".") -> str:
     return os.fsdecode(res.stdout.rstrip(b"\n"))
 
 
+def git_dirs(root: str) -> list[str]:
+    """The absolute git directory of the work tree at ``root`` and its common directory
+    (they differ in a linked worktree); empty when git cannot say."""
+    res = run(["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
+              cwd=root, check=False)
+    if res.code != 0:
+        return []
+    return sorted({os.fsdecode(line) for line in res.stdout.splitlines() if line.strip()})
+
+
 def rev_parse(root: str, rev: str) -> str | None:
     """The full object name of ``rev`` (peeled to a commit), or None if it does not exist."""
     if rev.startswith("-"):

@@ -46,13 +46,15 @@ class Run:
     plugins: tuple[str, ...] = ()  # pytest plugins that may be project code (real paths)
     early: bool = False       # project code ran before the run was released
     started: float | None = None  # when it was released: seconds since the runs began
+    ended: int | None = None  # processes the run left that its PID namespace's end ended
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
                 "passed": self.passed, "failed": self.failed,
                 "started": None if self.started is None else round(self.started, 3),
                 **({"failure": excerpt(self.output)}
-                   if self.outcome != "pass" and self.output.strip() else {})}
+                   if self.outcome != "pass" and self.output.strip() else {}),
+                **({"ended": self.ended} if self.ended is not None else {})}
 
 
 def outcome_of(exit_code: int | None, timed_out: bool) -> str:
@@ -258,7 +260,8 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
               counts.get("failed", 0) + counts.get("errors", 0), detail,
               "" if outcome == "pass" else _tail(req["log"]),
               tuple(str(p) for p in plugins) if isinstance(plugins, list) else (),
-              bool(raw.get("early")), start)
+              bool(raw.get("early")), start,
+              _ints(_counts_raw(req["result"] + ".ended")).get("ended"))
     if req.get("dir"):
         shutil.rmtree(req["dir"], ignore_errors=True)  # its TMPDIR, HOME, bytecode, log
     return run
@@ -289,11 +292,13 @@ class _Zygote:
     """
 
     def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str,
-                 top: str | None = None) -> None:
+                 sandbox: Mapping[str, Any], top: str | None = None) -> None:
         self.python = python
         self.errlog = errlog
+        self.isolation: dict[str, Any] | None = None
         with open(errlog, "ab") as err:
-            self.proc = subprocess.Popen(zygote_command(python, "serve", top=top, tree=cwd),
+            self.proc = subprocess.Popen(zygote_command(python, "serve", top=top, tree=cwd)
+                                         + [json.dumps(dict(sandbox))],
                                          cwd=cwd, env=dict(env),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)
@@ -373,6 +378,7 @@ class _Zygote:
             raise CannotJudge(f"runner interpreter {self.python} did not start"
                               + (f": {last}" if last else ""))
         self.info = parse_describe(self.python, json.dumps(line))
+        self.isolation = line.get("isolation")
         return self.info
 
     def _send(self, msg: dict[str, Any], deadline: float) -> None:
@@ -524,13 +530,22 @@ def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, 
     return _finish(req, None if sig else code, sig, timed_out, start, timeout)
 
 
+def _no_server(sandbox: Mapping[str, Any]) -> dict[str, Any]:
+    """The isolation of fresh-process runs: the sandbox lives in the fork server only."""
+    off = sandbox.get("mode", "off") == "off"
+    return {"level": "hermetic", "namespaces": [], "network": True,
+            "reason": 'sandbox = "off"' if off else "no fork server (fresh process per run)"}
+
+
 class Session:
     """Runs properties for one gate: same interpreter, environment, cwd and seed for all."""
 
     def __init__(self, python: str, *, cwd: str, env: Mapping[str, str], workdir: str,
                  seed: int, timeout: float, jobs: int = 1, fork: bool = True,
-                 top: str | None = None) -> None:
+                 top: str | None = None, sandbox: Mapping[str, Any] | None = None) -> None:
         self.python = python
+        self.sandbox = dict(sandbox or {"mode": "off"})
+        self.isolation: dict[str, Any] | None = None  # the runner's record, once started
         self.cwd = cwd
         self.top = top or cwd  # the main checkout (cwd is the worktree under --rev)
         self.env = dict(env)
@@ -561,10 +576,12 @@ class Session:
         if self.fork:
             assert self.zygote is not None
             self.info = self.zygote.handshake()
+            self.isolation = self.zygote.isolation
             if not self.info.fork:
                 self.fork = False
                 self.close()
         if self.info is None or not self.fork:
+            self.isolation = _no_server(self.sandbox)
             got = probe(self.python, cwd=self.cwd, env=self.env, top=self.top)
             self.info = RunnerInfo(got.python, got.pytest, got.hypothesis, got.randomly, False,
                                    got.site)
@@ -588,7 +605,8 @@ class Session:
     def _spawn(self) -> _Zygote:
         n = len(os.listdir(self.workdir))
         return _Zygote(self.python, self.cwd, self.env,
-                       os.path.join(self.workdir, f"zygote-{n}.log"), self.top)
+                       os.path.join(self.workdir, f"zygote-{n}.log"), self.sandbox,
+                       self.top)
 
     def request(self, path: str) -> dict[str, Any]:
         assert self.info is not None

@@ -32,6 +32,7 @@ class Known:
     ballots: dict[str, Ballot] = field(default_factory=dict)
     error: str | None = None
     shard: dict[str, Any] | None = None  # gate --shard K/N: the shard and the whole assignment
+    isolation: dict[str, Any] | None = None
 
 
 def build(known: Known, exit_code: int) -> dict[str, Any]:
@@ -40,6 +41,7 @@ def build(known: Known, exit_code: int) -> dict[str, Any]:
         "started_at": known.started_at, "finished_at": utc_now(),
         "commit": known.commit, "dirty": known.dirty, "digest": known.digest,
         "seed": known.seed, "python": known.python, "pytest": known.pytest,
+        "isolation": known.isolation,
         "properties": {name: b.to_json() for name, b in known.ballots.items()},
         "exit": exit_code,
     }

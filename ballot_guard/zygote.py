@@ -11,9 +11,13 @@ parent starts no thread, and it was itself started with the gate's
 PYTHONHASHSEED, so every child hashes alike.  ``once`` runs one request in
 this process: the fallback where fork is unavailable.
 
+``serve POLICY`` first enters the OS sandbox that POLICY (JSON, see
+``sandbox.py``) asks for, where the OS allows it: each child then isolates
+itself (its own namespaces and view) before anything of its run executes.
+
 Protocol (``serve``), one JSON object a line: the parent first describes
 the runner (pytest's version, whether Hypothesis and pytest-randomly are
-there, whether it can fork).  Then ``{"op": "prepare", "id": ID, "req":
+there, whether it can fork, the isolation in force).  Then ``{"op": "prepare", "id": ID, "req":
 {"args", "log", "result", "home"}}`` forks a child that runs pytest up to
 just before project code and waits (answer ``{"id", "prepared": PID}``);
 ``{"op": "go", "id"}`` releases it (``{"id", "started": PID}``, later
@@ -46,6 +50,27 @@ from typing import Any, Callable  # noqa: E402
 
 # Exit code of a child whose own machinery (not pytest) failed.
 CRASH = 70
+
+SANDBOX: Any = None   # ballot-guard's sandbox.py, loaded by path when a policy asks for it
+POLICY: dict[str, Any] = {}  # the sandbox policy in force in this server ({}: none)
+
+
+def _enter_sandbox(policy_json: str | None) -> dict[str, Any]:
+    """Enter the OS sandbox the gate asks for (before any thread or import); its record."""
+    global SANDBOX, POLICY
+    import importlib.util
+
+    policy = json.loads(policy_json) if policy_json else {"mode": "off"}
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox.py")
+    spec = importlib.util.spec_from_file_location("_ballot_guard_sandbox", path)
+    assert spec is not None and spec.loader is not None
+    SANDBOX = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(SANDBOX)
+    policy = SANDBOX.with_environment(policy)
+    isolation: dict[str, Any] = SANDBOX.enter(policy)
+    if isolation["level"] == "sandbox":
+        POLICY = policy
+    return isolation
 
 
 def _drop_own_dir() -> None:
@@ -878,6 +903,9 @@ def _child(req: dict[str, Any], go_fd: int, close: list[int], _exit: Any = _EXIT
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if POLICY:  # returns in the run: PID 2 of its own namespaces, in its own view
+            SANDBOX.isolate(POLICY, keep=(0, 1, 2, go_fd), ended=req["result"] + ".ended",
+                            writable=os.path.dirname(req["result"]))
         _redirect(req["log"])
         code = _run(req, go_fd)
     except SystemExit as exc:
@@ -945,11 +973,12 @@ def _status(status: int) -> dict[str, Any]:
     return {"exit": os.WEXITSTATUS(status)}
 
 
-def serve() -> int:
+def serve(policy: str | None = None) -> int:
     """Fork prepared children on "prepare", release them on "go", report their ends."""
     import select
     import signal
 
+    isolation = _enter_sandbox(policy)
     private = os.dup(1)
     os.dup2(2, 1)
     out = os.fdopen(private, "w", buffering=1)
@@ -964,6 +993,7 @@ def serve() -> int:
         _add_cwd()
         import threading
         info["fork"] = hasattr(os, "fork") and threading.active_count() == 1
+    info["isolation"] = isolation
     reply(info)
     if not info["ok"] or not info["fork"]:
         return 0
@@ -1074,8 +1104,8 @@ if __name__ == "__main__":
     argv = sys.argv[1:]
     command = argv.pop(0) if argv else ""
     _start(*_roots(argv))
-    if command == "serve" and not argv:
-        raise SystemExit(serve())
+    if command == "serve" and len(argv) <= 1:  # the sandbox policy, if any
+        raise SystemExit(serve(argv[0] if argv else None))
     if command == "once" and len(argv) == 1:
         code = once(argv[0])
         sys.stdout.flush()

@@ -15,9 +15,16 @@ FAIL = "def test_bad():\n    assert 1 + 1 == 3\n"
 EMPTY = "# no tests here\n"
 
 
+# A property source holding this line keeps state between runs (a file outside the
+# repository, or beside it), which the OS sandbox discards after each run:
+# make_project turns the sandbox off for it, to test what it tests at the hermetic level.
+KEEPS_STATE = "# keeps state between runs\n"
+
+
 def flip(counter: Path) -> str:
     """A property that passes on odd runs and fails on even ones (state outside the repo)."""
     return (
+        KEEPS_STATE +
         "import pathlib\n"
         f"COUNTER = pathlib.Path({str(counter)!r})\n"
         "def test_flips():\n"
@@ -30,6 +37,7 @@ def flip(counter: Path) -> str:
 def counting(log: Path, body: str = "") -> str:
     """A passing property that appends what it sees to ``log`` (outside the repo)."""
     return (
+        KEEPS_STATE +
         "import os, sys, json, pathlib\n"
         f"LOG = pathlib.Path({str(log)!r})\n"
         "def test_counts():\n"
@@ -49,6 +57,8 @@ def make_project(repo: Repo, props: Mapping[str, str], *, table: str = "",
     lines = ["[tool.ballot_guard]"]
     if python is not None:
         lines.append(f"python = {json.dumps(python)}")
+    if any(KEEPS_STATE in source for source in props.values()) and "sandbox" not in table:
+        lines.append('sandbox = "off"')
     pyproject = "\n".join(lines) + "\n" + table
     repo.write("pyproject.toml", pyproject)
     repo.write("fixtures/cases.json", '{"retries": 3}\n')

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from tests.gate_support import (EMPTY, FAIL, PASS, _shared_pycache, counting, flip, lines,
+from tests.gate_support import (EMPTY, KEEPS_STATE, FAIL, PASS, _shared_pycache, counting, flip, lines,
                                 make_project, project, read_json, scorecard)
 from tests.helpers import Repo, run_cli
 
@@ -275,7 +275,7 @@ def test_ctrl_c_stops_the_runs_and_removes_the_worktree(project: Repo, tmp_path:
 
     pids = tmp_path / "pids"
     pids.mkdir()
-    slow = ("import os, pathlib, time\n"
+    slow = (KEEPS_STATE + "import os, pathlib, time\n"
             "def test_slow():\n"
             f"    pathlib.Path({str(pids)!r}, str(os.getpid())).touch()\n"
             "    time.sleep(60)\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gate_support import PASS, _shared_pycache, make_project, project, scorecard
+from tests.gate_support import KEEPS_STATE, PASS, _shared_pycache, make_project, project, scorecard
 from tests.helpers import Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]
@@ -97,8 +97,8 @@ WRITERS = {
 @pytest.mark.parametrize("what", sorted(WRITERS))
 def test_code_under_test_that_writes_into_the_oracle_voids_the_vote(project: Repo,
                                                                   what: str) -> None:
-    """Run 1 fails honestly and rewrites the judge for run 2: the vote does not count
-    (4), and nothing is recorded in the freeze file."""
+    """Run 1 fails honestly and rewrites the judge for run 2: at the hermetic level the
+    vote does not count (4), and nothing is recorded in the freeze file."""
     rel, text = WRITERS[what]
     project.write("src/billing.py", (
         "import pathlib\n"
@@ -106,7 +106,7 @@ def test_code_under_test_that_writes_into_the_oracle_voids_the_vote(project: Rep
         "def max_attempts():\n"
         f"    TARGET.write_text({text!r})\n"
         "    return 4\n"))
-    make_project(project, {"retry": PROPERTY})
+    make_project(project, {"retry": PROPERTY}, table='sandbox = "off"\n')
     for args in (["gate"], ["gate", "--rev", "HEAD"]):
         project.git("checkout", "-q", "--", ".")
         project.git("clean", "-qfd", "--", "fixtures", "properties")
@@ -289,7 +289,7 @@ def test_a_property_that_keeps_state_in_the_properties_dir_rewrites_the_oracle(
         project: Repo) -> None:
     """Every file of the properties dir is the judge (golden data lives there): state a
     property writes there changes what the next run reads, so the vote does not count."""
-    flipper = ("import pathlib\n"
+    flipper = (KEEPS_STATE + "import pathlib\n"
                "COUNTER = pathlib.Path(__file__).with_name('counter.txt')\n"
                "def test_flips():\n"
                "    n = int(COUNTER.read_text()) if COUNTER.exists() else 0\n"

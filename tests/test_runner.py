@@ -11,7 +11,7 @@ import pytest
 from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge
 from ballot_guard.runner import find_interpreter, outcome_of, resolve_runner
-from tests.gate_support import FAIL, PASS, _shared_pycache, flip, make_project, project, \
+from tests.gate_support import FAIL, KEEPS_STATE, PASS, _shared_pycache, flip, make_project, project, \
     scorecard
 from tests.helpers import Repo, run_cli
 
@@ -151,9 +151,9 @@ def test_no_project_code_of_one_run_overlaps_another(project: Repo, tmp_path: Pa
     # (a conftest, or a -p plugin of the project that pytest imports earlier)
     # must still start only after the previous run ended.
     log = tmp_path / "events.log"
-    logger = (f"import os, time\nwith open({str(log)!r}, 'a') as f:\n"
+    logger = (KEEPS_STATE + f"import os, time\nwith open({str(log)!r}, 'a') as f:\n"
               "    f.write(f'start {os.getpid()}\\n')\n")
-    prop = ("import os, time\n"
+    prop = (KEEPS_STATE + "import os, time\n"
             "def test_slow():\n"
             "    time.sleep(0.3)\n"
             f"    with open({str(log)!r}, 'a') as f:\n"
@@ -189,7 +189,8 @@ def test_the_seed_reaches_every_plugin_that_takes_one() -> None:
 
 
 def test_a_runner_that_dies_is_an_error_and_the_next_runs_go_on(project: Repo) -> None:
-    killer = ("import os, signal\n"
+    # (in the OS sandbox the run's parent is its namespace's init, which it cannot kill)
+    killer = (KEEPS_STATE + "import os, signal\n"
               "def test_kills_its_runner():\n"
               "    with open(f'/proc/{os.getppid()}/cmdline', 'rb') as f:\n"
               "        if b'zygote.py' in f.read():\n"
