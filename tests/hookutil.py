@@ -60,6 +60,15 @@ def pyproject(extra: str = "", *, python: bool = True) -> str:
     return f'[tool.ballot_guard]\n{line}neutral_paths = ["*.md", "docs/**"]\n{extra}'
 
 
+def write_flaky(repo: Repo, counter: Path) -> None:
+    """The flipping property (its counter outside the repository), with the OS sandbox
+    off: the sandbox discards what a run writes, so the counter would never move."""
+    repo.write("properties/test_flaky.py",
+               FLAKY.replace('os.environ["BG_FLAKY_COUNTER"]', repr(str(counter))))
+    repo.write("pyproject.toml", (repo.path / "pyproject.toml").read_text()
+               + 'sandbox = "off"\n')
+
+
 def make_project(path: Path, extra: dict[str, str] | None = None, *,
                  python: bool = True) -> Repo:
     """An adopted repo on main: billing code, one property, one fixture, the pin committed."""

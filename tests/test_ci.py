@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ballot_guard.annotations import command, error, escape_data, escape_property
 from tests.helpers import Repo, run_bg, run_cli
-from tests.hookutil import BILLING, FLAKY, make_project
+from tests.hookutil import BILLING, make_project, write_flaky
 from tests.runner_syntax import commands, unescape_property
 
 
@@ -127,8 +127,7 @@ def test_base_is_required(pr: Repo) -> None:
 
 def test_a_frozen_voter_is_an_abstainer_in_the_summary(pr: Repo, github: Path,
                                                        tmp_path: Path) -> None:
-    pr.write("properties/test_flaky.py",
-             FLAKY.replace('os.environ["BG_FLAKY_COUNTER"]', repr(str(tmp_path / "counter"))))
+    write_flaky(pr, tmp_path / "counter")
     pr.commit_all("a property with a clock in it")
     res = run_cli(["ci", "--base", "main"], pr.path)
     assert res.code == 3, res.out + res.err

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import Repo, git
-from tests.hookutil import BILLING, FLAKY, bare_remote, commit, copy_project, make_project, push
+from tests.hookutil import (BILLING, bare_remote, commit, copy_project, make_project, push,
+                            write_flaky)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,8 +120,7 @@ def test_push_is_refused_for_failure_drift_and_freeze_and_accepted_when_clean(
     repo.write("fixtures/cards.json", "{}\n")
     repo.commit_all("move a fixture")
     refused("exit 2")
-    repo.write("properties/test_flaky.py",
-               FLAKY.replace('os.environ["BG_FLAKY_COUNTER"]', repr(str(tmp_path / "counter"))))
+    write_flaky(repo, tmp_path / "counter")
     repo.commit_all("a property with a clock in it")
     refused("exit 3")
     repo.write("billing.py", BILLING + "\n# tidy\n")

@@ -10,12 +10,12 @@ import pytest
 from tests.helpers import Repo, init_repo, run_cli
 from tests.hookutil import (
     BILLING,
-    FLAKY,
     bare_remote,
     commit,
     env_with,
     make_project,
     push,
+    write_flaky,
 )
 
 
@@ -166,8 +166,7 @@ def test_fixture_drift_is_refused(pushed: Repo) -> None:
 def test_a_frozen_voter_is_refused(pushed: Repo, tmp_path: Path) -> None:
     before = _remote_head(pushed)
     counter = tmp_path / "flaky-counter"
-    pushed.write("properties/test_flaky.py",
-                 FLAKY.replace('os.environ["BG_FLAKY_COUNTER"]', repr(str(counter))))
+    write_flaky(pushed, counter)
     pushed.commit_all("a property with a clock in it")
     proc = push(pushed, "origin", "main")
     out = _out(proc)
