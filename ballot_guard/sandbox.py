@@ -371,7 +371,8 @@ def _view(policy: Mapping[str, Any]) -> None:
                 _remount(path, readonly=kind == "readonly")
         _check(_lib().umount2(_b(STAGE), MNT_DETACH), f"umount {STAGE}")
         os.rmdir(STAGE)
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        # read-only: no sysctl written from a run (as the user, where that is root)
+        _mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
     finally:
         for _, _, fd in fds:
             os.close(fd)

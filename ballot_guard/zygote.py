@@ -17,8 +17,8 @@ itself (its own namespaces and view) before anything of its run executes.
 
 Protocol (``serve``), one JSON object a line: the parent first describes
 the runner (pytest's version, whether Hypothesis and pytest-randomly are
-there, whether it can fork, the isolation in force).  Then ``{"op": "prepare", "id": ID, "req":
-{"args", "log", "result", "home"}}`` forks a child that runs pytest up to
+there, whether it can fork, the isolation in force).  Then ``{"op":
+"prepare", "id": ID, "req": {"args", "log", "result", "home"}}`` forks a child that runs pytest up to
 just before project code and waits (answer ``{"id", "prepared": PID}``);
 ``{"op": "go", "id"}`` releases it (``{"id", "started": PID}``, later
 ``{"id", "exit": N}`` or ``{"id", "signal": N}``); ``{"op": "cancel",

@@ -11,6 +11,11 @@ start, every run in a fresh process state, reports), serially and with
 2. 5 properties that each sleep 0.5 s x 2 repeats, against the floor
    N * sum(sleep) / jobs.  Targets: <= 1.1x at --jobs 1, <= 1.2x at --jobs 2.
 
+Each gate row is printed twice: at the hermetic level (``sandbox = "off"``,
+what the targets are set for) and with the OS sandbox on (``sandbox =
+"required"``), followed by the sandbox's cost per run (wall and CPU, the
+difference of the medians divided by the number of runs).
+
 Both sides run with a warm bytecode cache (one warm-up each first) and
 without PYTHONDONTWRITEBYTECODE.  Figures are medians of --samples rounds,
 the two sides interleaved so that both see the same machine load; CPU time
@@ -54,14 +59,18 @@ def git(cwd: Path, *args: str) -> None:
         "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"})
 
 
-def project(base: Path, name: str, props: dict[str, str]) -> Path:
+MODES = (("hermetic", "off"), ("sandbox", "required"))
+
+
+def project(base: Path, name: str, props: dict[str, str], sandbox: str = "off") -> Path:
     from ballot_guard import config, pin
 
     repo = base / name
     (repo / "properties").mkdir(parents=True)
     (repo / "fixtures").mkdir()
     (repo / "fixtures" / "cases.json").write_text('{"n": 1}\n')
-    (repo / "pyproject.toml").write_text(f'[tool.ballot_guard]\npython = "{sys.executable}"\n')
+    (repo / "pyproject.toml").write_text(f'[tool.ballot_guard]\npython = "{sys.executable}"\n'
+                                         f'sandbox = "{sandbox}"\n')
     (repo / ".gitignore").write_text(".pytest_cache/\n__pycache__/\n")
     for prop, source in props.items():
         (repo / "properties" / f"test_{prop}.py").write_text(source)
@@ -110,8 +119,14 @@ def line(label: str, got: tuple[float, float], base: tuple[float, float],
          target: float) -> str:
     ratio = got[0] / base[0]
     verdict = "ok" if ratio <= target else "MISSED"
-    return (f"  {label:<30} {got[0]:6.2f} s wall {ratio:5.2f}x (target <= {target}x: {verdict});"
+    return (f"  {label:<40} {got[0]:6.2f} s wall {ratio:5.2f}x (target <= {target}x: {verdict});"
             f" cpu {got[1]:6.2f} s ({got[1] / base[1]:.2f}x)")
+
+
+def cost(label: str, hermetic: tuple[float, float], sandbox: tuple[float, float],
+         runs: int) -> str:
+    return (f"  {label:<40} sandbox cost per run: {(sandbox[0] - hermetic[0]) / runs * 1000:+.1f}"
+            f" ms wall, {(sandbox[1] - hermetic[1]) / runs * 1000:+.1f} ms cpu")
 
 
 def main() -> int:
@@ -122,34 +137,51 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix="gate-bench-"))
     try:
         names = [f"p{i:02d}" for i in range(20)]
-        trivial = project(base, "trivial", {n: TRIVIAL for n in names})
-        article(trivial, names[:1], 1)
-        gate(trivial, 1)  # warm-up: the runs' bytecode cache
-        fresh, one, two = [], [], []
-        for _ in range(args.samples):  # interleaved, so both sides see the same load
-            one.append(gate(trivial, 1))
-            two.append(gate(trivial, 2))
-            fresh.append(article(trivial, names, 2))
+        trivial = {level: project(base, f"trivial-{level}", {n: TRIVIAL for n in names}, mode)
+                   for level, mode in MODES}
+        article(trivial["hermetic"], names[:1], 1)
+        for repo in trivial.values():
+            gate(repo, 1)  # warm-up: the runs' bytecode cache
+        fresh: list[tuple[float, float]] = []
+        one: dict[str, list[tuple[float, float]]] = {level: [] for level, _ in MODES}
+        two: dict[str, list[tuple[float, float]]] = {level: [] for level, _ in MODES}
+        for _ in range(args.samples):  # interleaved, so every side sees the same load
+            for level, repo in trivial.items():
+                one[level].append(gate(repo, 1))
+                two[level].append(gate(repo, 2))
+            fresh.append(article(trivial["hermetic"], names, 2))
         print(f"cpus: {os.cpu_count()}; python {sys.version.split()[0]}; "
               f"load average {os.getloadavg()[0]:.2f}; medians of {args.samples}")
         print("20 trivial properties x 2 repeats (Hypothesis installed):")
         f = med(fresh)
         print(f"  {'article: fresh pytest per run':<30} {f[0]:6.2f} s wall ({f[0] / 40:.3f} s "
               f"per run); cpu {f[1]:6.2f} s")
-        print(line("gate --jobs 1", med(one), f, 0.3))
-        print(line("gate --jobs 2", med(two), f, 0.15))
+        for level, _ in MODES:
+            print(line(f"gate --jobs 1 ({level})", med(one[level]), f, 0.3))
+            print(line(f"gate --jobs 2 ({level})", med(two[level]), f, 0.15))
+        print(cost("--jobs 1", med(one["hermetic"]), med(one["sandbox"]), 40))
+        print(cost("--jobs 2", med(two["hermetic"]), med(two["sandbox"]), 40))
 
         sleepers = [f"s{i}" for i in range(5)]
-        sleepy = project(base, "sleepy", {n: SLEEPY for n in sleepers})
-        gate(sleepy, 1)
-        one = [gate(sleepy, 1) for _ in range(args.samples)]
-        two = [gate(sleepy, 2) for _ in range(args.samples)]
+        sleepy = {level: project(base, f"sleepy-{level}", {n: SLEEPY for n in sleepers}, mode)
+                  for level, mode in MODES}
+        got: dict[tuple[str, int], list[tuple[float, float]]] = {}
+        for repo in sleepy.values():
+            gate(repo, 1)
+        for _ in range(args.samples):
+            for level, repo in sleepy.items():
+                for jobs in (1, 2):
+                    got.setdefault((level, jobs), []).append(gate(repo, jobs))
         print("5 properties sleeping 0.5 s x 2 repeats, against N*sum(sleep)/jobs "
               f"(load average {os.getloadavg()[0]:.2f}):")
-        for label, got, floor, target in (("gate --jobs 1 (floor 5.0 s)", med(one), 5.0, 1.1),
-                                          ("gate --jobs 2 (floor 2.5 s)", med(two), 2.5, 1.2)):
-            print(line(label, got, (floor, got[1]), target).split(";")[0]
-                  + f"; cpu {got[1]:.2f} s")
+        for level, _ in MODES:
+            for jobs, floor, target in ((1, 5.0, 1.1), (2, 2.5, 1.2)):
+                m = med(got[(level, jobs)])
+                print(line(f"gate --jobs {jobs} ({level}, floor {floor} s)", m, (floor, m[1]),
+                           target).split(";")[0] + f"; cpu {m[1]:.2f} s")
+        for jobs in (1, 2):
+            print(cost(f"--jobs {jobs}", med(got[("hermetic", jobs)]),
+                       med(got[("sandbox", jobs)]), 10))
     finally:
         if args.keep:
             print(f"projects kept in {base}")
