@@ -229,11 +229,15 @@ def _running_with(marker: str) -> list[int]:
 
 
 def test_what_a_run_starts_ends_with_it_and_is_counted(project: Repo) -> None:
+    """Two workers, one in a session of its own (out of the run's process group), live
+    on after the property returns: the end of the run's PID namespace ends both."""
     marker = f"ballot-guard-leak-{uuid.uuid4().hex}"
-    prop = ("import subprocess\n"
-            "def test_starts_a_worker():\n"
-            f"    subprocess.Popen(['sleep', '300', {marker!r}], start_new_session=True)\n"
-            f"    subprocess.Popen(['sh', '-c', 'sleep 300; : {marker}'])\n")
+    prop = ("import subprocess, sys\n"
+            "def test_starts_workers():\n"
+            "    worker = [sys.executable, '-c', 'import time; time.sleep(300)', "
+            f"{marker!r}]\n"
+            "    subprocess.Popen(worker, start_new_session=True)\n"
+            "    subprocess.Popen(worker)\n")
     make_project(project, {"leaks": prop})
     code, out = gate(project)
     assert code == 0, out
