@@ -310,7 +310,9 @@ def test_a_file_named_by_oracle_paths_is_watched_too(project: Repo) -> None:
         "    GOLDEN.write_text('4')\n"
         "    return 4\n"))
     project.write("golden/cap.txt", "3")
-    make_project(project, {"retry": PROPERTY}, table='oracle_paths = ["golden/**"]\n')
+    # at the hermetic level: in the OS sandbox the write would vanish with the run
+    make_project(project, {"retry": PROPERTY},
+                 table='oracle_paths = ["golden/**"]\nsandbox = "off"\n')
     res = run_cli(["gate"], project.path)
     assert res.code == 4, res.out + res.err
     assert "the oracle changed while it voted (golden/cap.txt)" in res.out
