@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ballot_guard import gh_limits
 from tests.helpers import run_cli
-from tests.hookutil import FLAKY, copy_project, make_project
+from tests.hookutil import copy_project, make_project, write_flaky
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -86,8 +86,7 @@ def test_the_action_installs_from_its_own_checkout_judges_and_leaves_its_artifac
     repo = make_project(tmp_path / "workspace")
     base = repo.head()
     repo.git("checkout", "-q", "-b", "feature")
-    repo.write("properties/test_flaky.py",
-               FLAKY.replace('os.environ["BG_FLAKY_COUNTER"]', repr(str(tmp_path / "counter"))))
+    write_flaky(repo, tmp_path / "counter")
     repo.commit_all("a property that reads the clock")
     runner_temp = tmp_path / "runner-temp"
     runner_temp.mkdir()

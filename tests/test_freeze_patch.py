@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import Repo, git, run_cli
-from tests.hookutil import FLAKY, bare_remote, make_project
+from tests.hookutil import bare_remote, make_project, write_flaky
 
 
 def clone(remote: Path, dest: Path, branch: str) -> Repo:
@@ -27,8 +27,7 @@ def flaky_pr(tmp_path: Path) -> Path:
     remote = bare_remote(repo, tmp_path)
     repo.git("push", "-q", "origin", "main")
     repo.git("checkout", "-q", "-b", "feature")
-    repo.write("properties/test_flaky.py",
-               FLAKY.replace('os.environ["BG_FLAKY_COUNTER"]', repr(str(tmp_path / "counter"))))
+    write_flaky(repo, tmp_path / "counter")
     repo.commit_all("a property that reads the clock")
     repo.git("push", "-q", "origin", "feature")
     return remote
