@@ -18,9 +18,9 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-from ballot_guard.demo import build, scenarios
-from ballot_guard.demo.scenarios import Check, Git, Say, Step
-from ballot_guard.exit_codes import CLEAN, DRIFT
+from ballot_guard.demo import build, scenarios, shell
+from ballot_guard.demo.scenarios import Check, Edit, Git, Hooked, Hooks, Say, Step
+from ballot_guard.exit_codes import BLOCKED, CLEAN, DRIFT
 from tests.helpers import git, run_bg, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def expected_exits() -> list[tuple[str, int]]:
     return [(" ".join(a.args), a.expect) for s in scenarios.STEPS for a in s.actions
             if isinstance(a, Check)]
+
+
+def expected_hooked() -> list[tuple[str, int]]:
+    return [(" ".join(a.args), a.expect) for s in scenarios.STEPS for a in s.actions
+            if isinstance(a, Hooked)]
 
 
 def test_the_full_demo_plays_every_verdict_as_expected(tmp_path: Path) -> None:
@@ -52,7 +57,22 @@ def test_the_full_demo_plays_every_verdict_as_expected(tmp_path: Path) -> None:
     assert [want for _, want in exits] == [e for _, e in expected_exits()]
     assert all(got == want for got, want in exits)
     assert sorted({want for _, want in exits}) == [0, 1, 2, 3]
+    assert len(re.findall(r"^hook exit", res.out, re.MULTILINE)) == len(expected_hooked())
     assert "(skipped" not in res.out  # every command of the contract is in this build
+    # Through the hooks: the framework is importable here, so its hooks are installed...
+    assert "$ pre-commit install --hook-type pre-commit --hook-type pre-push\n" in res.out
+    assert "    pre-commit installed at .git/hooks/pre-push\n" in res.out
+    hooked = re.findall(r"^\$ git (commit|push) .*$\n(?:    .*\n|\n)*?hook exit (\d) "
+                        r"\(expected (\d)\): git \w+ (went ahead|was refused)$",
+                        res.out, re.MULTILINE)
+    assert hooked == [("commit", "1", "1", "was refused"), ("commit", "0", "0", "went ahead"),
+                      ("push", "1", "1", "was refused")]
+    refused_commit = res.out.split("$ git commit -a -m 'Rename the retry helper'", 1)[1]
+    assert "ballot-guard: BLOCKED (exit 1): rule 1" in refused_commit.split("hook exit", 1)[0]
+    refused_push = res.out.split("$ git push origin agent/retry-cap", 1)[1].split("hook exit")[0]
+    assert "bounded_retry     fail" in refused_push and "ballot-gate" in refused_push
+    remote = target / ".git" / "demo-remote.git"
+    assert git(remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main\n"
     # The repository stays behind, with the story in its history.
     log = git(target, "log", "--format=%an|%s", "--all")
     assert "Coding Agent|Rename the retry helper" in log
@@ -147,3 +167,38 @@ def test_package_data_carries_every_example_file() -> None:
                if p.is_file() and not build.skipped(p.relative_to(build.EXAMPLE))}
     assert example and example <= taken
     assert "demo/example/gitignore" in example
+
+
+def test_without_the_framework_the_plain_hooks_block_the_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where pre-commit is not importable, ``ballot-guard install``'s hooks do the same."""
+    real = shell.missing_modules
+    monkeypatch.setattr(shell, "missing_modules",
+                        lambda *m: ["pre_commit"] if m == ("pre_commit",) else real(*m))
+    steps = (Step("Hooks", (Hooks(),)),
+             Step("Blocked", (Git(("switch", "-q", "-c", "x")),
+                              Edit("billing/client.py", "MAX_ATTEMPTS = 3\n",
+                                   "MAX_ATTEMPTS = 4\n", "cap"),
+                              Edit("properties/test_bounded_retry.py", "", "\n# looser\n", "p"),
+                              Hooked(("commit", "-a", "-m", "mixed"), BLOCKED, agent=True))))
+    monkeypatch.setattr(scenarios, "STEPS", steps)
+    res = run_cli(["demo", str(tmp_path / "d")], cwd=tmp_path)
+    assert res.code == 0, res.out
+    assert "$ ballot-guard install   # pre-commit is not installed: the plain hooks" in res.out
+    assert "hook exit 1 (expected 1): git commit was refused" in res.out
+    assert not (tmp_path / "d" / ".pre-commit-config.yaml").exists()
+    hook = (tmp_path / "d" / ".git" / "hooks" / "pre-commit").read_text()
+    assert "# ballot-guard-hook:" in hook
+
+
+def test_a_hook_that_reports_another_code_fails_the_demo(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = (Step("Hooks", (Hooks(),)),
+             Step("Claimed block", (Edit("README.md", "", "\nmore\n", "docs"),
+                                    Hooked(("commit", "-a", "-m", "docs"), BLOCKED))))
+    monkeypatch.setattr(scenarios, "STEPS", steps)
+    res = run_cli(["demo", str(tmp_path / "d")], cwd=tmp_path)
+    assert res.code == 1
+    assert "hook exit 0 (expected 1): git commit went ahead  <-- not as expected" in res.out
+    assert "demo: step 2 (Claimed block): `git commit -a -m docs`: its hook did not report " \
+        "exit 1" in res.out

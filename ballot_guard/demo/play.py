@@ -1,17 +1,88 @@
 """Play the demo: build the example repository, run every step, check every exit code."""
 from __future__ import annotations
 
+import json
+import re
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from ballot_guard.demo import build, scenarios, shell
-from ballot_guard.demo.scenarios import Check, Edit, Git, Say, Step
+from ballot_guard.demo.scenarios import Check, Edit, Git, Hooked, Hooks, Say, Step
 from ballot_guard.errors import CannotJudge
 from ballot_guard.output import paint, say
 
 NEEDS = ("pytest", "hypothesis")
+REMOTE = ".git/demo-remote.git"
+_REPORTED = re.compile(r"\(exit (\d)\)")
+
+
+def framework_config(python: str) -> str:
+    """``.pre-commit-config.yaml`` with both hooks as local hooks of this interpreter:
+    the framework itself, with nothing to download."""
+    hooks = []
+    for hook_id, stage, verbose in (("ballot-guard", "pre-commit", False),
+                                    ("ballot-gate", "pre-push", True)):
+        hooks.append(
+            f"  - id: {hook_id}\n    name: {hook_id}\n"
+            f"    entry: {json.dumps(shlex.join([python, '-m', 'ballot_guard', 'hook', stage]))}\n"
+            f"    language: system\n    stages: [{stage}]\n    pass_filenames: false\n"
+            f"    always_run: true\n    require_serial: true\n"
+            + ("    verbose: true\n" if verbose else ""))
+    return "repos:\n- repo: local\n  hooks:\n" + "".join(hooks)
+
+
+def install_hooks(repo: Path) -> bool:
+    """A bare remote ``origin`` inside .git, and both hooks: the framework's where pre-commit
+    is importable, else the plain ones.  True when it went as it should."""
+    shell.git(repo, ["init", "-q", "--bare", REMOTE])
+    shell.git(repo, ["remote", "add", "origin", REMOTE])
+    if not shell.missing_modules("pre_commit"):
+        (repo / ".pre-commit-config.yaml").write_text(framework_config(sys.executable),
+                                                      encoding="utf-8")
+        say(paint("# write .pre-commit-config.yaml: ballot-guard and ballot-gate, as local "
+                  "hooks of this interpreter", "dim"))
+        for args in (["add", "--", ".pre-commit-config.yaml"],
+                     ["commit", "-q", "--no-verify", "-m", "Guard commits and pushes with "
+                      "ballot-guard (pre-commit framework)"]):
+            say(paint("$ " + shlex.join(["git", *args]), "dim"))
+            shell.git(repo, args)
+        # the build points core.hooksPath at .git/hooks (no global hooks path applies);
+        # pre-commit installs there only with no core.hooksPath set at all
+        shell.git(repo, ["config", "--local", "--unset", "core.hooksPath"])
+        command = ["pre_commit", "install", "--hook-type", "pre-commit", "--hook-type", "pre-push"]
+        say(paint("$ " + shlex.join(["pre-commit", *command[1:]]), "bold"))
+        ran = shell.python_module(repo, command)
+        if ran.code == 0:
+            say(_indent(ran.output))
+            return True
+        say(_indent(ran.output))
+        shell.git(repo, ["config", "--local", "core.hooksPath", ".git/hooks"])
+        say(paint("$ ballot-guard install   # the framework refused: the plain hooks", "bold"))
+        ran = shell.ballot_guard(repo, ["install"])
+    else:
+        say(paint("$ ballot-guard install   # pre-commit is not installed: the plain hooks", "bold"))
+        ran = shell.ballot_guard(repo, ["install"])
+    if ran.output.strip():
+        say(_indent(ran.output))
+    return ran.code == 0
+
+
+def _hooked(repo: Path, action: Hooked) -> bool:
+    """Run a real commit or push with its hooks; True when its hook reported ``expect``."""
+    who = f"   # as {shell.AGENT[0]} <{shell.AGENT[1]}>" if action.agent else ""
+    say(paint("$ " + shlex.join(["git", *action.args]), "bold") + who)
+    ran = shell.git_hooked(repo, action.args, agent=action.agent)
+    if ran.output.strip():
+        say(_indent(ran.output))
+    found = _REPORTED.findall(ran.output)
+    reported = 0 if ran.code == 0 else int(found[-1]) if found else None
+    ok = reported == action.expect
+    word = "went ahead" if ran.code == 0 else "was refused"
+    line = f"hook exit {reported} (expected {action.expect}): git {action.args[0]} {word}"
+    say(paint(line, "green") if ok else paint(line + "  <-- not as expected", "red"))
+    return ok
 
 
 @dataclass(frozen=True)
@@ -74,6 +145,14 @@ def play_step(repo: Path, number: int, step: Step, commands: frozenset[str]) -> 
             who = f"   # as {shell.AGENT[0]} <{shell.AGENT[1]}>" if action.agent else ""
             say(paint("$ " + shlex.join(["git", *action.args]) + who, "dim"))
             shell.git(repo, action.args, agent=action.agent)
+        elif isinstance(action, Hooks):
+            if not install_hooks(repo):
+                raise CannotJudge("demo: the hooks could not be installed")
+        elif isinstance(action, Hooked):
+            if not _hooked(repo, action):
+                misses.append(Miss(number, step.title,
+                                   f"`{shlex.join(['git', *action.args])}`: its hook did not "
+                                   f"report exit {action.expect}"))
         elif skipping:
             say(paint("$ " + shlex.join(["ballot-guard", *action.args]), "bold"))
             say(_indent("(skipped: it follows a skipped command)"))

@@ -3,7 +3,10 @@ which ballot-guard command must then return which exit code.
 
 Actions run in order: ``Say`` narrates, ``Edit`` changes a file of the
 working tree, ``Git`` runs git (as the agent when ``agent``), ``Check`` runs
-``ballot-guard ARGS`` and compares its exit code with ``expect``.
+``ballot-guard ARGS`` and compares its exit code with ``expect``, ``Hooks``
+installs the git hooks (through the pre-commit framework where it is importable,
+else the plain ones), and ``Hooked`` runs a real ``git commit`` or ``git push``
+with its hooks and compares the exit code the hook reported with ``expect``.
 """
 from __future__ import annotations
 
@@ -37,7 +40,19 @@ class Check:
     expect: int
 
 
-Action = Say | Edit | Git | Check
+@dataclass(frozen=True)
+class Hooks:
+    """Install both hooks and a local bare remote ``origin``."""
+
+
+@dataclass(frozen=True)
+class Hooked:
+    args: tuple[str, ...]  # git's arguments: a commit or a push, hooks and all
+    expect: int  # the exit code the hook reports; 0: git goes ahead
+    agent: bool = False
+
+
+Action = Say | Edit | Git | Check | Hooks | Hooked
 
 
 @dataclass(frozen=True)
@@ -102,11 +117,21 @@ STEPS: tuple[Step, ...] = (
         Say("Every voter runs twice on identical inputs; every run passes."),
         Check(("gate",), CLEAN),
     )),
+    Step("The hooks, and a remote to push to", (
+        Say("Both stages go in: pre-commit judges each commit, pre-push each push. The "
+            "remote is a bare repository inside .git."),
+        Hooks(),
+        Git(("push", "-q", "--no-verify", "origin", "main")),
+    )),
     Step("An agent patch that edits its own property", (
         Say("The agent renames the retry helper, lets it make a fourth attempt, and "
-            "loosens test_bounded_retry so that it still passes."),
+            "loosens test_bounded_retry so that it still passes. Its `git commit` runs the "
+            "pre-commit stage, which refuses it."),
         Git(("switch", "-q", "-c", AGENT_BRANCH)),
         RENAME, RAISE_CAP, *LOOSEN,
+        Hooked(("commit", "-a", "-m", "Rename the retry helper"), BLOCKED, agent=True),
+        Say("The agent skips the hook (`--no-verify`): the commit is made, and the push and "
+            "CI judge it again."),
         Git(("commit", "-q", "--no-verify", "-a", "-m", "Rename the retry helper"), agent=True),
         Check(("scope", "--commit", "HEAD"), BLOCKED),
         Say("A human takes the commit back into the index and splits it: the oracle part "
@@ -123,13 +148,14 @@ STEPS: tuple[Step, ...] = (
         Git(("switch", "-q", "main")),
     )),
     Step("A retry cap broken from 3 to 4 in behaviour code", (
-        Say("The behaviour part alone: in scope (an agent may change behaviour), "
-            "so the gate decides."),
+        Say("The behaviour part alone: in scope (an agent may change behaviour), so the "
+            "commit goes through, and at `git push` the pre-push stage runs the gate on the "
+            "pushed tip: both runs fail, the push is refused."),
         Git(("switch", "-q", "-c", CAP_BRANCH)),
         RENAME, RAISE_CAP,
-        Git(("commit", "-q", "--no-verify", "-a", "-m", "Rename the retry helper"), agent=True),
+        Hooked(("commit", "-a", "-m", "Rename the retry helper"), CLEAN, agent=True),
         Check(("scope", "--commit", "HEAD"), CLEAN),
-        Check(("gate",), BLOCKED),
+        Hooked(("push", "origin", CAP_BRANCH), BLOCKED, agent=True),
         Git(("switch", "-q", "main")),
     )),
     Step("An oracle with a real clock that flips", (

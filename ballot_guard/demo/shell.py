@@ -33,11 +33,14 @@ class Ran:
     output: str  # stdout and stderr, interleaved as printed
 
 
-def demo_env() -> dict[str, str]:
-    """The environment every demo subprocess gets."""
+def demo_env(repo: Path | None = None) -> dict[str, str]:
+    """The environment every demo subprocess gets (the framework's cache kept in ``repo``'s
+    .git, not the user's home)."""
     env = _git.scrubbed_env()
     for name in _DROP:
         env.pop(name, None)
+    if repo is not None:
+        env["PRE_COMMIT_HOME"] = str(repo / ".git" / "pre-commit-home")
     # `python -m ballot_guard` must find this very package, even from a source tree.
     here = str(Path(__file__).resolve().parent.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
@@ -48,14 +51,33 @@ def git(repo: Path, args: Sequence[str], *, agent: bool = False) -> str:
     """Run git in the demo repository (as the agent when ``agent``); its stdout."""
     name, email = AGENT if agent else HUMAN
     who = ["-c", f"user.name={name}", "-c", f"user.email={email}"]
-    res = _git.run([*who, *args], cwd=str(repo), env=demo_env())
+    res = _git.run([*who, *args], cwd=str(repo), env=demo_env(repo))
     return os.fsdecode(res.stdout)
+
+
+def git_hooked(repo: Path, args: Sequence[str], *, agent: bool = False,
+               timeout: float = 600) -> Ran:
+    """A real ``git commit`` or ``git push``, its hooks running; output as printed."""
+    name, email = AGENT if agent else HUMAN
+    proc = subprocess.run(["git", "-c", f"user.name={name}", "-c", f"user.email={email}", *args],
+                          cwd=repo, env=demo_env(repo), stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+                          check=False)
+    return Ran(proc.returncode, proc.stdout.decode("utf-8", "replace"))
+
+
+def python_module(repo: Path, args: Sequence[str], *, timeout: float = 600) -> Ran:
+    """``python -m ARGS`` (pre-commit, for one) in the demo repository."""
+    proc = subprocess.run([sys.executable, "-m", *args], cwd=repo, env=demo_env(repo),
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=timeout, check=False)
+    return Ran(proc.returncode, proc.stdout.decode("utf-8", "replace"))
 
 
 def ballot_guard(repo: Path, args: Sequence[str], *, timeout: float = 600) -> Ran:
     """Run ``python -m ballot_guard ARGS`` in the demo repository, as a user would."""
     proc = subprocess.run([sys.executable, "-m", "ballot_guard", *args], cwd=repo,
-                          env=demo_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env=demo_env(repo), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           timeout=timeout, check=False)
     return Ran(proc.returncode, proc.stdout.decode("utf-8", "replace"))
 
