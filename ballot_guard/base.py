@@ -17,7 +17,7 @@ from ballot_guard.errors import CannotJudge
 class Base(NamedTuple):
     sha: str | None  # None: no commit (unborn HEAD, a root commit's parent)
     config: Config  # the base's config (defaults when there is no base)
-    adopted: bool  # the base holds the config's digest file
+    adopted: bool  # the base holds the config's digest file, or held it once (a deleted pin)
 
 
 def _batch(root: str, names: list[str]) -> list[tuple[str, str, bytes] | None]:
@@ -61,5 +61,18 @@ def at(root: str, rev: str | None) -> Base:
         digest = (_batch(root, [f"{sha}:{config.digest_file}"])[0]
                   if _plain(config.digest_file) else None)
     if digest is None:  # absent, or a gitlink whose object is not here: ask the tree
-        return Base(sha, config, git.Snapshot(root, sha).entry(config.digest_file) is not None)
-    return Base(sha, config, digest is not None and digest[1] != "tree")
+        held = git.Snapshot(root, sha).entry(config.digest_file) is not None
+    else:
+        held = digest[1] != "tree"
+    return Base(sha, config, held or _once_adopted(root, sha, config.digest_file))
+
+
+def _once_adopted(root: str, sha: str, digest_file: str) -> bool:
+    """Whether history up to ``sha`` ever touched the digest file.
+
+    Adoption is the commit that *first* adds the pin: once a repository has adopted,
+    deleting the pin does not take it back to before adoption, or every commit after a
+    deletion (and the one that puts a pin back together with property edits) would go
+    unjudged.  One path-limited walk, paid only where the base holds no pin."""
+    found = git.out(["rev-list", "-1", sha, "--", f":(literal){digest_file}"], cwd=root)
+    return bool(found.strip())

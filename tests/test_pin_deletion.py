@@ -91,3 +91,37 @@ def test_a_pin_emptied_rather_than_deleted_is_still_rule_3(project: Repo) -> Non
     sha = project.commit_all("empty the pin")
     res = run_cli(["scope", "--commit", sha, "--json"], project.path)
     assert res.code == 1 and res.json()["reasons"][0]["rule"] == 3
+
+
+def test_a_deleted_pin_does_not_take_the_repository_back_to_before_adoption(
+        project: Repo) -> None:
+    """Adoption is the commit that first adds the pin: after a human deletes it, the
+    commits that follow are judged, and so is the one that puts a pin back."""
+    adopted = project.head()
+    project.git("rm", "-q", PIN)
+    project.commit("unpin: the fixtures are being reworked")
+    # an agent edits its own property and the code while the pin is gone
+    project.write("properties/test_charge.py", "def test_charge():\n    assert True\n")
+    project.write("billing.py", "def charge(*a, **k):\n    return None\n")
+    mixed = project.commit_all("relax the property with the change", author=BOT)
+    res = run_cli(["scope", "--commit", mixed, "--json"], project.path)
+    assert res.code == 1, res.out
+    assert res.json()["verdict"] == "blocked"
+    assert [r["rule"] for r in res.json()["reasons"]] == [1, 2]
+    # a pin put back together with a property edit and code is judged, not "adoption"
+    project.write("properties/test_charge.py", "def test_charge():\n    assert 1\n")
+    project.write("billing.py", "def charge(*a, **k):\n    return 0\n")
+    pin(project)
+    repin = project.commit_all("pin again, with the change")
+    res = run_cli(["scope", "--commit", repin, "--json"], project.path)
+    assert res.code == 1, res.out
+    assert res.json()["verdict"] == "blocked" and res.json()["behavior"] == ["billing.py"]
+    assert PIN in res.json()["oracle"]
+    ci = run_cli(["ci", "--base", adopted], project.path)
+    assert ci.code == 1, ci.out + ci.err
+
+
+def test_the_commit_that_first_adds_the_pin_is_still_unjudged(tmp_path: Path) -> None:
+    repo = make_project(tmp_path / "fresh")  # its first commit adds the pin with everything
+    res = run_cli(["scope", "--commit", repo.head(), "--json"], repo.path)
+    assert res.code == 0 and res.json()["verdict"] == "unjudged", res.out
