@@ -74,5 +74,9 @@ def _once_adopted(root: str, sha: str, digest_file: str) -> bool:
     deleting the pin does not take it back to before adoption, or every commit after a
     deletion (and the one that puts a pin back together with property edits) would go
     unjudged.  One path-limited walk, paid only where the base holds no pin."""
-    found = git.out(["rev-list", "-1", sha, "--", f":(literal){digest_file}"], cwd=root)
-    return bool(found.strip())
+    touched = git.out(["rev-list", sha, "--", f":(literal){digest_file}"], cwd=root).split()
+    if not touched:
+        return False
+    # the pathspec also matches a directory of that name: held means a file there once
+    held = _batch(root, [f"{c.decode()}:{digest_file}" for c in touched])
+    return any(h is not None and h[1] == "blob" for h in held)
