@@ -409,11 +409,12 @@ def test_deleting_the_freeze_file_loses_history_and_is_blocked(source: str,
     assert [r["rule"] for r in res.json()["reasons"]] == [4]
 
 
-def test_after_the_pin_is_deleted_commits_are_unjudged_and_the_gate_refuses_to_vote(
+def test_after_the_pin_is_deleted_commits_are_still_judged_and_the_gate_refuses_to_vote(
         tmp_path: Path) -> None:
     """Deleting the pin alone, by a human, is an oracle change: ok (the contract's
-    Adoption; rule 3 does not apply to a deleted pin). What follows is unjudged by scope
-    and the gate then refuses to vote: exit 2, nobody votes."""
+    Adoption; rule 3 does not apply to a deleted pin). What follows is still judged (the
+    repository adopted once: a deleted pin does not take it back to before adoption), and
+    the gate refuses to vote: exit 2, nobody votes."""
     repo = init_repo(tmp_path / "repo")
     adopt(repo, AGENTS)
     repo.remove("fixture_digest.txt")
@@ -425,7 +426,8 @@ def test_after_the_pin_is_deleted_commits_are_unjudged_and_the_gate_refuses_to_v
     repo.write("src/app.py", "RETRIES = 9\n")
     sha = repo.commit_all("agent edit", author=BOT)
     res = run_cli(["scope", "--commit", sha, "--json"], repo.path)
-    assert res.code == 0 and res.json()["verdict"] == "unjudged"
+    assert res.code == 1 and res.json()["verdict"] == "blocked"
+    assert [r["rule"] for r in res.json()["reasons"]][:2] == [1, 2]
     assert run_cli(["gate"], repo.path).code == 2
     assert run_cli(["digest", "--check"], repo.path).code == 2
 

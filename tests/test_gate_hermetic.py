@@ -27,7 +27,7 @@ def test_each_run_has_its_own_empty_tmpdir_and_home(project: Repo, tmp_path: Pat
             "    pathlib.Path(home, '.secret').write_text('x')\n"
             "    with LOG.open('a') as f:\n"
             "        f.write(json.dumps(seen) + '\\n')\n")
-    make_project(project, {"private": prop}, table="repeats = 3\n")
+    make_project(project, {"private": prop}, table='repeats = 3\nsandbox = "off"\n')
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
     seen = lines(log)
@@ -137,7 +137,7 @@ def test_bytecode_one_run_writes_is_never_read_by_another(project: Repo) -> None
     project.write("src/limits.py", "def cap():\n    return 4\n")
     prop_a = SRC + "import billing\ndef test_a():\n    assert billing.max_attempts() == 3\n"
     prop_b = SRC + "import limits\ndef test_b():\n    assert limits.cap() == 3\n"
-    make_project(project, {"a": prop_a, "b": prop_b})
+    make_project(project, {"a": prop_a, "b": prop_b}, table='sandbox = "off"\n')
     assert run_cli(["gate", "--property", "a"], project.path).code == 0
     assert list(project.path.rglob("limits.*.pyc")), "the forgery was written"
     res = run_cli(["gate", "--property", "b"], project.path)
@@ -258,7 +258,7 @@ def test_a_run_that_plants_a_startup_file_in_the_runners_environment_is_an_error
     prop = ("import sys, pathlib\n"
             "sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / 'src'))\n"
             + CAP)
-    make_project(project, {"cap": prop}, python=str(python))
+    make_project(project, {"cap": prop}, python=str(python), table='sandbox = "off"\n')
     res = run_cli(["gate"], project.path)
     assert res.code == 4, res.out + res.err
     assert "changed the runner interpreter's start-up files" in res.out

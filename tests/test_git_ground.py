@@ -42,6 +42,10 @@ def hooked(tmp_path: Path) -> Repo:
     repo = make_project(tmp_path / "project",
                         {"properties/test_payments.py": USES_PAYMENTS,
                          "payments/__init__.py": "RATE = 1\n"})
+    # the hermetic level (the OS sandbox makes .git read-only: tests/test_sandbox.py)
+    repo.write("pyproject.toml", (repo.path / "pyproject.toml").read_text()
+               + 'sandbox = "off"\n')
+    repo.commit_all("the hermetic level")
     assert run_cli(["install"], repo.path).code == 0
     bare_remote(repo, tmp_path)
     proc = push(repo, "-u", "origin", "main")

@@ -109,6 +109,8 @@ def test_a_freeze_names_its_flip_pattern_and_what_the_failing_run_showed(
     project.git("checkout", "-q", "-b", "feature")
     project.write("properties/test_flaky.py",
                   FLAKY.replace('os.environ["BG_FLAKY_COUNTER"]', repr(str(tmp_path / "n"))))
+    project.write("pyproject.toml", (project.path / "pyproject.toml").read_text()
+                  + 'sandbox = "off"\n')  # the counter is state between runs
     project.commit_all("flaky")
     res = run_cli(["ci", "--base", "main"], project.path)
     assert res.code == 3

@@ -63,7 +63,7 @@ def test_a_run_that_attacks_its_runner_cannot_hold_the_gate(project: Repo, tmp_p
     pids = tmp_path / "pids"
     pids.mkdir()
     make_project(project, {"attack": PRELUDE.format(pids=str(pids)) + ATTACKS[attack],
-                           "later": PASS}, table=f"timeout = {TIMEOUT}\n")
+                           "later": PASS}, table=f'timeout = {TIMEOUT}\nsandbox = "off"\n')
     start = time.monotonic()
     res = run_bg(["gate", "--rev", "HEAD"], project.path, timeout=600)
     took = time.monotonic() - start
