@@ -54,7 +54,11 @@ def test_split_updates_exactly_the_oracle_entries(slots: list[tuple[bool, str, b
 
         out = split_staged(str(repo.path))
 
-        mixed = bool(changed & set(ORACLE)) and bool(changed & set(BEHAVIOUR))
+        # neutral never covers code: a neutral path made executable is behaviour
+        made_executable = {path for path, (present, op, _o, _n) in zip(PATHS, slots)
+                           if op == "chmod" and present and path in NEUTRAL}
+        behaviour = set(BEHAVIOUR) | made_executable
+        mixed = bool(changed & set(ORACLE)) and bool(changed & behaviour)
         assert (out.oracle_commit is not None) == mixed
         after = state(repo)
         assert after["index"] == before["index"] and after["files"] == before["files"]
