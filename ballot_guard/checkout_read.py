@@ -45,7 +45,7 @@ def object_id(data: bytes, algo: str) -> str:
 LARGE = bytes(1)  # a sentinel object: a regular file too large to hold (read from git)
 
 
-def _worktree_bytes(path: bytes, link: bool) -> bytes | None:
+def worktree_bytes(path: bytes, link: bool) -> bytes | None:
     """The content at ``path`` (a link's target for links); ``LARGE`` (the object) for a
     regular file larger than SMALL; None when it is missing, another kind or unreadable."""
     if link:
@@ -103,7 +103,7 @@ def feed(pack: Pack, frame: Framing, worktree: str) -> bool:
     misses = 0
     try:
         for item in items:
-            data = _worktree_bytes(join(base, item.path), item.kind == b"l")
+            data = worktree_bytes(join(base, item.path), item.kind == b"l")
             if data is not LARGE:
                 if data is not None and object_id(data, algo) == item.oid:
                     add_small(item.kind, item.path, data)

@@ -236,8 +236,8 @@ def reclassify(root: str, config: Config, change: Change, old: git.Snapshot,
     paths = change.paths()
     sides: list[Links] = []
     if change.source == "patch":
-        dirs = sorted({a for p in paths for a in ancestors(posixpath.dirname(p)) + [
-            posixpath.dirname(p)] if a})
+        parents = {p.rpartition("/")[0] for p in paths}  # few: many paths share one
+        dirs = sorted({a for d in parents for a in [*ancestors(d), d] if a})
         if has_links or any(e.mode == LINK for e in old.entries_at(dirs)):
             sides.append(Links.of(old))
             if has_links:

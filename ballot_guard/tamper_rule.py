@@ -20,6 +20,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from ballot_guard import git
+from ballot_guard.checkout_read import LARGE, object_id, worktree_bytes
 
 if TYPE_CHECKING:
     from ballot_guard.scope import Reason, ScopeContext
@@ -60,10 +61,53 @@ def _spec(paths: list[str]) -> tuple[list[str], dict[str, str]]:
     return ["--", ":(glob)**/*.py"], dict(os.environ)
 
 
+_FROM_CHECKOUT = 500  # more new staged files than this: read from the checkout first
+_SUSPECT = re.compile(rb"[.=\[\"'/\\@_]|" + _GREP_WORDS.encode())
+
+
 def _suspects(ctx: ScopeContext, paths: list[str]) -> set[str]:
     """The new files among ``paths`` whose content (index or commit) holds a character or
-    word a finding needs (``_SPECIALS``, ``_WORDS``): one ``git grep``, in git's own
-    threads, so that a change adding many plain files costs no read of them here."""
+    word a finding needs (``_SPECIALS``, ``_WORDS``).
+
+    Many new staged files are read from the checkout, each kept only when its git
+    object id, computed here, is the index's id for that path: then they are the same
+    bytes (``checkout_read``'s argument), and the scan reads no object.  git's new
+    objects are loose, and ``git grep`` opens and inflates each one, three times the
+    cost.  The others (and every file of a commit) go to ``git grep``."""
+    if ctx.change.source == "commit" or len(paths) <= _FROM_CHECKOUT:
+        return _grep(ctx, paths)
+    staged = _staged_ids(ctx.root)
+    base = os.fsencode(ctx.root)
+    found: set[str] = set()
+    rest: list[str] = []
+    for path in paths:
+        oid = staged.get(path)
+        data = None if oid is None else worktree_bytes(os.path.join(base, os.fsencode(path)),
+                                                       False)
+        if data is None or data is LARGE or object_id(data, _ALGO[len(oid or "")]) != oid:
+            rest.append(path)  # not the staged bytes, or too large: git reads it
+        elif _SUSPECT.search(data):
+            found.add(path)
+    return found | _grep(ctx, rest) if rest else found
+
+
+_ALGO = {40: "sha1", 64: "sha256", 0: "sha1"}
+
+
+def _staged_ids(root: str) -> dict[str, str]:
+    """path -> blob id of every stage-0 ``.py`` entry of the index."""
+    data = git.out(["ls-files", "-s", "-z", "--full-name", "--", ":(glob)**/*.py"], cwd=root)
+    ids: dict[str, str] = {}
+    for rec in git.split_z(data):
+        meta, _, path = rec.partition("\t")
+        _mode, oid, stage = meta.split(" ")
+        if stage == "0":
+            ids[path] = oid
+    return ids
+
+
+def _grep(ctx: ScopeContext, paths: list[str]) -> set[str]:
+    """``_suspects`` by one ``git grep``, in git's own threads."""
     spec, env = _spec(paths)
     rev = [ctx.change.commit or ""] if ctx.change.source == "commit" else ["--cached"]
     threads = ["--threads=1"] if len(paths) <= 200 else []  # git's threads cost more here

@@ -193,3 +193,37 @@ def test_the_first_scan_never_clears_a_technique(name: str) -> None:
         assert not _quiet(diff), body
     assert _quiet(b"diff --git a/src/n.py b/src/n.py\nnew file mode 100644\n--- /dev/null\n"
                   b"+++ b/src/n.py\n@@ -0,0 +1,2 @@\n+def f1():\n+    return 1\n")
+
+
+@pytest.mark.parametrize("worktree", ["same", "innocent", "missing", "link"])
+def test_many_new_files_are_judged_by_their_staged_bytes(project: Repo, worktree: str) -> None:
+    """Past a few hundred new files the first scan reads the checkout, where a file's
+    bytes count only when their blob id is the index's: a staged tamper is found whatever
+    the working tree shows in its place."""
+    from ballot_guard.tamper_rule import _FROM_CHECKOUT
+
+    for i in range(_FROM_CHECKOUT + 1):
+        project.write(f"src/many/m{i:04d}.py", f"def f{i}():\n    return {i}\n")
+    project.write("src/many/zz_tamper.py", "import builtins\n\nbuiltins.sorted = list\n")
+    project.stage()
+    where = project.path / "src/many/zz_tamper.py"
+    if worktree == "innocent":
+        where.write_text("def g():\n    return 0\n")
+    elif worktree == "missing":
+        where.unlink()
+    elif worktree == "link":
+        where.unlink()
+        where.symlink_to("m0000.py")
+    code, doc, _ = _scope(project, "--agent")
+    assert code == 1 and _rule5(doc) == [
+        f"src/many/zz_tamper.py:3: assigns to builtins.sorted: {WHY}"]
+
+
+def test_many_plain_new_files_pass(project: Repo) -> None:
+    from ballot_guard.tamper_rule import _FROM_CHECKOUT
+
+    for i in range(_FROM_CHECKOUT + 1):
+        project.write(f"src/many/m{i:04d}.py", f"def f{i}():\n    return {i}\n")
+    project.stage()
+    code, doc, _ = _scope(project, "--agent")
+    assert code == 0 and doc["reasons"] == []
