@@ -1,0 +1,200 @@
+"""Gate speed against what a team would run instead: ``pytest -n 2 --count 2``.
+
+The peer: ``python -m pytest -n 2 --count 2 properties/`` (pytest-xdist and
+pytest-repeat), which repeats every property in two long-lived workers, with no
+fresh process state per run, no seed discipline and no freeze.  ballot-guard:
+the whole ``python -m ballot_guard gate --jobs 2`` command (``repeats = 2``),
+every run in a fresh process state, in both gate modes: the default
+(``sandbox = "auto"``: the OS sandbox where the machine allows it) and
+``sandbox = "off"`` (the hermetic level).
+
+Each size builds one repository of N Hypothesis properties, each
+``@given(st.integers())`` with one assertion, plus (``--work``) a variant whose
+properties each do about 50 ms of real work (CPU, calibrated on this machine).
+Both sides run under the same interpreter (this one; it must have pytest,
+Hypothesis, pytest-xdist and pytest-repeat: ``pip install -e '.[test,bench]'``),
+with bytecode writing on (PYTHONDONTWRITEBYTECODE and PYTEST_ADDOPTS cleared),
+one warm-up each, then ``--samples`` rounds in interleaved turns, so every side
+sees the same machine load.  Printed per size: wall and CPU medians (CPU is user
++ sys of every process waited for), the ratio gate / peer, and the gate's CPU
+beyond the peer's per run.  Target (issue 12): <= 1.0x wall at 100 x 2 and
+300 x 2.
+
+    python bench/peer_bench.py [--sizes 20,100,300] [--work 100] [--samples 3] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TRIVIAL = ("from hypothesis import given, strategies as st\n\n\n"
+           "@given(st.integers())\ndef test_holds(x):\n    assert x + 0 == x\n")
+# ~50 ms a property: Hypothesis's 100 examples, each about 0.5 ms of arithmetic
+WORK = ("from hypothesis import given, strategies as st\n\n\n"
+        "@given(st.integers())\ndef test_holds(x):\n"
+        "    assert sum(i * i for i in range({loops})) + x - x >= 0\n")
+MODES = (("gate default", "auto"), ("gate sandbox off", "off"))
+PEER = "pytest -n 2 --count 2"
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    for name in ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "BALLOT_GUARD_PYCACHE",
+                 "BALLOT_GUARD_NO_FORK", "BALLOT_GUARD_NO_AHEAD"):
+        e.pop(name, None)
+    e["PYTHONPATH"] = str(ROOT) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    return e
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={
+        **env(), "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"})
+
+
+def loops_for(seconds: float) -> int:
+    """How many loop steps of WORK's sum take ``seconds`` here (median of 5 trials)."""
+    n = 20000
+    took = []
+    for _ in range(5):
+        start = time.perf_counter()
+        sum(i * i for i in range(n))
+        took.append(time.perf_counter() - start)
+    return max(1, int(n * seconds / statistics.median(took)))
+
+
+def project(base: Path, name: str, n: int, source: str, sandbox: str) -> Path:
+    from ballot_guard import config, pin
+
+    repo = base / name
+    (repo / "properties").mkdir(parents=True)
+    (repo / "fixtures").mkdir()
+    (repo / "fixtures" / "cases.json").write_text('{"n": 1}\n')
+    (repo / "pyproject.toml").write_text(f'[tool.ballot_guard]\npython = "{sys.executable}"\n'
+                                         f'repeats = 2\nsandbox = "{sandbox}"\n')
+    (repo / ".gitignore").write_text(".pytest_cache/\n__pycache__/\n.hypothesis/\n"
+                                     ".ballot_guard/\n")
+    for i in range(n):
+        (repo / "properties" / f"test_p{i:03d}.py").write_text(source)
+    git(repo, "init", "-q")
+    cfg = config.load_worktree(str(repo))
+    got = pin.digest_worktree(str(repo), cfg)
+    assert got.digest is not None
+    pin.write_pin(str(repo), cfg.digest_file, got.digest)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "bench project")
+    return repo
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall, cpu) of one command that must exit 0, cpu counting every process it
+    waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env(), capture_output=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        sys.exit(f"{cmd} exited {proc.returncode}:\n{proc.stdout.decode()[-3000:]}"
+                 f"{proc.stderr.decode()[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def gate(repo: Path) -> tuple[float, float]:
+    return timed([sys.executable, "-m", "ballot_guard", "gate", "--seed", "1", "--jobs", "2"],
+                 repo)
+
+
+def peer(repo: Path) -> tuple[float, float]:
+    return timed([sys.executable, "-m", "pytest", "-n", "2", "--count", "2", "properties/",
+                  "-q"], repo)
+
+
+def med(samples: list[tuple[float, float]]) -> tuple[float, float]:
+    return (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples))
+
+
+def isolation_of(repo: Path) -> str:
+    """The isolation level the last gate recorded in its scorecard."""
+    import json
+
+    try:
+        card = json.loads((repo / ".ballot_guard" / "scorecard.json").read_text())
+        return str(card.get("isolation", {}).get("level", "?"))
+    except (OSError, ValueError, AttributeError):
+        return "?"
+
+
+def row(label: str, n: int, source: str, base: Path, samples: int) -> None:
+    repos = {level: project(base, f"{label}-{n}-{mode}", n, source, mode)
+             for level, mode in MODES}
+    peer_repo = repos[MODES[0][0]]
+    got: dict[str, list[tuple[float, float]]] = {level: [] for level, _ in MODES}
+    got[PEER] = []
+    peer(peer_repo)  # warm-up: bytecode, the peer's .hypothesis and the gates' scorecards
+    for repo in repos.values():
+        gate(repo)
+    for _ in range(samples):  # interleaved turns
+        got[PEER].append(peer(peer_repo))
+        for level, repo in repos.items():
+            got[level].append(gate(repo))
+    runs = 2 * n
+    p = med(got[PEER])
+    print(f"{label} {n} x 2 ({runs} runs), load average {os.getloadavg()[0]:.2f}:")
+    print(f"  {PEER:<34} {p[0]:7.2f} s wall, cpu {p[1]:7.2f} s "
+          f"({p[1] / runs * 1000:.1f} ms a run)")
+    for level, _ in MODES:
+        g = med(got[level])
+        print(f"  {level + ' (' + isolation_of(repos[level]) + ')':<34} {g[0]:7.2f} s wall "
+              f"{g[0] / p[0]:5.2f}x, cpu {g[1]:7.2f} s {g[1] / p[1]:5.2f}x "
+              f"({g[1] / runs * 1000:.1f} ms a run, {(g[1] - p[1]) / runs * 1000:+.1f} ms a run "
+              "beyond the peer)")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="20,100,300",
+                    help="property counts of the trivial rows, comma-separated")
+    ap.add_argument("--work", type=int, default=100,
+                    help="property count of the ~50 ms-a-property row (0: none)")
+    ap.add_argument("--samples", type=int, default=3, help="rounds per figure (median)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
+    args = ap.parse_args()
+    missing = [m for m in ("pytest", "hypothesis", "xdist", "pytest_repeat")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        sys.exit(f"this interpreter lacks {', '.join(missing)}: "
+                 "pip install -e '.[test,bench]'")
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    base = Path(tempfile.mkdtemp(prefix="peer-bench-"))
+    print(f"cpus: {os.cpu_count()}; python {sys.version.split()[0]}; "
+          f"load average {os.getloadavg()[0]:.2f}; medians of {args.samples}, interleaved")
+    try:
+        for n in sizes:
+            row("trivial", n, TRIVIAL, base, args.samples)
+        if args.work:
+            loops = loops_for(0.0005)
+            row("50ms-work", args.work, WORK.format(loops=loops), base, args.samples)
+    finally:
+        if args.keep:
+            print(f"projects kept in {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
