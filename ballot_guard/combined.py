@@ -8,7 +8,6 @@ tip.  The digest and gate parts use the config of the tip they judge.
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -184,9 +183,10 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
 
     for tip in j.tips:
         path = scorecard or os.path.join(state_dir(root), SCORECARD)  # the gate's own default
-        code = run_gate(root, rev=tip, scorecard=path, environ=env, repeats=repeats)
-        j.gate_codes[tip] = code
-        j.scorecards[tip] = _read_json(path)
+        result = run_gate(root, rev=tip, scorecard=path, environ=env, repeats=repeats,
+                          pin=j.pins[tip])  # checked at step 2, not again
+        j.gate_codes[tip] = result.code
+        j.scorecards[tip] = result.card
     code = exit_codes.worst(*j.gate_codes.values()) if j.gate_codes else exit_codes.CLEAN
     if code != exit_codes.CLEAN:
         return _stop(j, "gate", code, "; ".join(_gate_text(tip, c, j.scorecards.get(tip))
@@ -230,11 +230,3 @@ def _gate_text(tip: str, code: int, card: Any) -> str:
             by_ballot.setdefault(str(ballot), []).append(name)
     names = "; ".join(f"{b}: {', '.join(n)}" for b, n in sorted(by_ballot.items()))
     return f"the gate at {tip[:12]} exited {code}" + (f" ({names})" if names else "")
-
-
-def _read_json(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError, RecursionError):
-        return None

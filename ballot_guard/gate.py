@@ -16,7 +16,8 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterator, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, \
+    Sequence
 
 from ballot_guard import git, git_ground, isolation, oracle_blobs, oracle_watch, plugin_rule, \
     schedule
@@ -29,6 +30,9 @@ from ballot_guard.runner import Run, RunnerInfo, Session, check_not_tracked, fin
 from ballot_guard.scorecard import Known
 from ballot_guard.shard import ShardSpec, assign, load_durations, record, seed_of_commit
 from ballot_guard.state import state_dir, utc_now
+
+if TYPE_CHECKING:
+    from ballot_guard.pin import PinCheck
 
 SCORECARD = "scorecard.json"
 
@@ -82,16 +86,18 @@ def discover(tree: str, config: Config, only: Sequence[str] = (),
 
 
 def check_digest(root: str, config: Config, rev: str | None, known: Known,
-                 out: IO[str], tree: str | None = None) -> bool:
+                 out: IO[str], tree: str | None = None, pin: PinCheck | None = None) -> bool:
     """Verify the pin; print the drift and return False when nobody may vote.
 
     ``tree`` (the checkout the vote runs in; default ``root``) is also searched
     for fixture links that lead out of the oracle: the pin covers a link's
-    target string, not what it leads to, so with one nobody votes either."""
+    target string, not what it leads to, so with one nobody votes either.
+    ``pin``: the check already made for commit ``rev`` (pre-push and ci check every
+    tip's pin before its gate), not made again."""
     from ballot_guard import oracle_links
     from ballot_guard.pin import check_pin
 
-    pc = check_pin(root, config, rev=rev)
+    pc = pin if pin is not None and rev is not None else check_pin(root, config, rev=rev)
     known.digest = {"pinned": pc.pinned, "actual": pc.actual, "format": pc.format, "ok": pc.ok}
     for w in pc.warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -241,15 +247,22 @@ def record_freezes(top: str, config: Config, new: Sequence[Ballot], known: Known
               f"{config.freeze_file})", file=out)
 
 
+class GateResult(NamedTuple):
+    """What one gate decided: its exit code and its scorecard (as written to disk)."""
+    code: int
+    card: dict[str, Any]
+
+
 def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
              properties: Sequence[str] = (), jobs: int = 1, seed: int | None = None,
              scorecard: str | None = None, junit_xml: str | None = None, as_json: bool = False,
              environ: Mapping[str, str] | None = None, shard: ShardSpec | None = None,
-             durations: str | None = None) -> int:
-    """The whole ``gate`` command; prints the report and returns the exit code.
+             durations: str | None = None, pin: PinCheck | None = None) -> GateResult:
+    """The whole ``gate`` command; prints the report and returns its result.
 
     With ``shard`` only that shard's voters run, and no freeze is recorded:
-    ``gate --merge`` of every shard's scorecard is the one writer of the verdict."""
+    ``gate --merge`` of every shard's scorecard is the one writer of the verdict.
+    ``pin``: the pin check already made for ``rev`` (see ``check_digest``)."""
     from ballot_guard import scorecard as sc
 
     out = sys.stderr if as_json else sys.stdout
@@ -273,14 +286,15 @@ def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
                 scorecard or os.path.join(state_dir(top), SCORECARD))
             code = _vote(top, tree, rev and sha, known, repeats=repeats, properties=properties,
                          jobs=jobs, environ=environ, out=out, shard=shard, durations=durations,
-                         run_times=run_times)
+                         run_times=run_times, pin=pin)
     except CannotJudge as exc:
         known.error = str(exc)
         if top is not None:
             _write(top, sc.build(known, CANNOT_JUDGE), scorecard, junit_xml, as_json)
         raise
-    _write(top, sc.build(known, code), scorecard, junit_xml, as_json)
-    return code
+    card = sc.build(known, code)
+    _write(top, card, scorecard, junit_xml, as_json)
+    return GateResult(code, card)
 
 
 def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str | None,
@@ -297,27 +311,95 @@ def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str
         emit_json(card)
 
 
-def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | None,
-          properties: Sequence[str], jobs: int, environ: Mapping[str, str] | None,
-          out: IO[str], shard: ShardSpec | None = None, durations: str | None = None,
-          run_times: Mapping[str, float] | None = None) -> int:
-    """The vote, with the repository's git directory watched from before any project code
-    runs (the runner starts below) to after the last run: a change is put back and 4."""
+@contextlib.contextmanager
+def watched(top: str, environ: Mapping[str, str] | None,
+            out: IO[str]) -> Iterator[git_ground.Watch]:
+    """The repository's git directory watched from before any project code runs (the
+    runner starts inside) to after the last run; a change not yet told is printed (and
+    put back) when the vote ends, however it ends."""
     watch = git_ground.Watch(top, environ)
     try:
-        code = _cast(top, tree, rev, known, watch, repeats=repeats, properties=properties,
-                     jobs=jobs, environ=environ, out=out, shard=shard, durations=durations,
-                     run_times=run_times)
-    except BaseException:
+        yield watch
+    finally:
         problem = watch.finish()
         if problem is not None and not watch.told:
             print(problem, file=out)
-        raise
-    problem = watch.finish()
-    if problem is not None and not watch.told:
-        print(problem, file=out)
-        return CANNOT_JUDGE
-    return code
+            watch.told = True
+
+
+def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | None,
+          properties: Sequence[str], jobs: int, environ: Mapping[str, str] | None,
+          out: IO[str], shard: ShardSpec | None = None, durations: str | None = None,
+          run_times: Mapping[str, float] | None = None, pin: PinCheck | None = None) -> int:
+    """The vote, its git directory watched: a change there is put back and 4."""
+    with watched(top, environ, out) as watch:
+        code = _cast(top, tree, rev, known, watch, repeats=repeats, properties=properties,
+                     jobs=jobs, environ=environ, out=out, shard=shard, durations=durations,
+                     run_times=run_times, pin=pin)
+    return CANNOT_JUDGE if watch.finish() is not None else code
+
+
+class Cast(NamedTuple):
+    """The runs of one vote, before they are judged."""
+    info: RunnerInfo
+    runs: dict[str, list[Run]]
+    moved: list[str]  # oracle files that changed while it voted
+
+
+def cast(stage: Stage, voters: Sequence[Voter], frozen: set[str], watch: git_ground.Watch,
+         known: Known, run_times: Mapping[str, float] | None = None) -> Cast:
+    """The vote core, shared by gate and unfreeze: start the runner (its isolation is
+    recorded even when it refuses), run every voter not frozen ``repeats`` times with
+    the git directory checked after each run, and see whether the oracle moved."""
+    from ballot_guard.report import Progress
+
+    try:
+        info = stage.start()
+    finally:
+        known.isolation = stage.isolation
+    known.python, known.pytest = info.python, info.pytest
+    active = [v for v in voters if v.name not in frozen]
+    progress = Progress(sum(v.repeats for v in active))
+    before = oracle_watch.signature(stage.tree, stage.config)
+
+    def ran(name: str, run: Run) -> None:
+        watch.after_run(run)
+        progress.step(name, run.outcome)
+
+    try:
+        runs = stage.run_all(active, ran, run_times)
+    finally:
+        progress.close()
+    return Cast(info, runs, oracle_watch.changed(before, oracle_watch.signature(stage.tree,
+                                                                                 stage.config)))
+
+
+def ballots_of(got: Cast, voters: Sequence[Voter], frozen: set[str], stage: Stage,
+               watch: git_ground.Watch) -> tuple[list[Ballot], str | None]:
+    """Each voter's ballot once the runner has closed, and what changed in the git
+    directory (put back), if anything: runs after which it moved, or that loaded
+    behaviour code as a plugin, are ``error`` runs."""
+    ground = watch.finish()
+    roots = tuple(dict.fromkeys((stage.tree, stage.top)))
+    runs = plugin_rule.judge_runs(ground_errors(got.runs, watch), roots, stage.config,
+                                  stage.tree)
+    return [Ballot(v.name, "frozen", v.repeats) if v.name in frozen
+            else Ballot(v.name, decide(runs[v.name]), v.repeats, tuple(runs[v.name]))
+            for v in voters], ground
+
+
+def spoiled(ground: str | None, moved: Sequence[str], watch: git_ground.Watch,
+            out: IO[str]) -> bool:
+    """Print why the ballots do not count, if they do not (the git directory or the
+    oracle changed while they were cast): then the exit is 4 and nothing is recorded."""
+    if ground is not None:
+        print(ground, file=out)
+        watch.told = True
+        return True
+    if moved:
+        print(oracle_moved_message(moved), file=out)
+        return True
+    return False
 
 
 def ground_errors(runs: Mapping[str, list[Run]],
@@ -332,9 +414,10 @@ def ground_errors(runs: Mapping[str, list[Run]],
 def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.Watch, *,
           repeats: int | None, properties: Sequence[str], jobs: int,
           environ: Mapping[str, str] | None, out: IO[str], shard: ShardSpec | None,
-          durations: str | None, run_times: Mapping[str, float] | None) -> int:
+          durations: str | None, run_times: Mapping[str, float] | None,
+          pin: PinCheck | None) -> int:
     from ballot_guard import freeze
-    from ballot_guard.report import Progress, print_report
+    from ballot_guard.report import print_report
 
     config = load_worktree(tree)
     voters = discover(tree, config, properties, repeats)
@@ -355,7 +438,7 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.
         except CannotJudge as exc:
             runner_problem = exc
         known.dirty = rev is None and is_dirty(top)
-        if not check_digest(top, config, rev, known, out, tree):
+        if not check_digest(top, config, rev, known, out, tree, pin):
             return DRIFT
         if runner_problem is not None:
             raise runner_problem
@@ -364,31 +447,11 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.
             found = oracle_blobs.mismatches(tree, top, rev, config)
             if found:
                 raise CannotJudge(oracle_blobs.message(found, f"the checkout of {rev[:12]}"))
-        try:
-            info = stage.start()
-        finally:
-            known.isolation = stage.isolation
-        known.python, known.pytest = info.python, info.pytest
         freeze_path = os.path.join(tree, config.freeze_file)
         frozen = set(freeze.load(freeze_path).frozen)
-        active = [v for v in voters if v.name not in frozen]
-        progress = Progress(sum(v.repeats for v in active))
-        before = oracle_watch.signature(tree, config)
-
-        def ran(name: str, run: Run) -> None:
-            watch.after_run(run)
-            progress.step(name, run.outcome)
-
-        try:
-            runs = stage.run_all(active, ran, run_times)
-        finally:
-            progress.close()
-        moved = oracle_watch.changed(before, oracle_watch.signature(tree, config))
-    ground = watch.finish()
-    runs = plugin_rule.judge_runs(ground_errors(runs, watch), (tree, top), config, tree)
-    ballots = [Ballot(v.name, "frozen", v.repeats) if v.name in frozen
-               else Ballot(v.name, decide(runs[v.name]), v.repeats, tuple(runs[v.name]))
-               for v in voters]
+        got = cast(stage, voters, frozen, watch, known, run_times)
+    ballots, ground = ballots_of(got, voters, frozen, stage, watch)
+    info = got.info
     known.ballots = {b.name: b for b in ballots}
     where = f"rev {rev[:12]}" if rev else \
         f"working tree at {known.commit[:12] if known.commit else '(no commit)'}" + \
@@ -400,12 +463,7 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.
         header += (f"; shard {shard}: {len(voters)} of {len(known.shard['all_voters'])} "
                    "voters")
     print_report(ballots, seed=known.seed, header=header, stream=out, environ=environ)
-    if ground is not None:
-        print(ground, file=out)
-        watch.told = True
-        return CANNOT_JUDGE
-    if moved:
-        print(oracle_moved_message(moved), file=out)
+    if spoiled(ground, got.moved, watch, out):
         return CANNOT_JUDGE
     new = [b for b in ballots if b.ballot == "freeze"]
     if shard is not None:

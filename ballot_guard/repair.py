@@ -12,13 +12,12 @@ import os
 import sys
 from typing import Mapping
 
-from ballot_guard import freeze, git, git_ground, oracle_blobs, oracle_watch, plugin_rule
-from ballot_guard.ballot import Ballot, decide
+from ballot_guard import freeze, git, oracle_blobs
 from ballot_guard.config import load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN, DRIFT
-from ballot_guard.gate import (Stage, check_digest, check_judge_links, discover,
-                                ground_errors, oracle_moved_message, seed_or_new)
+from ballot_guard.gate import (Stage, ballots_of, cast, check_digest, check_judge_links,
+                                discover, seed_or_new, spoiled, watched)
 from ballot_guard.report import print_report
 from ballot_guard.scorecard import Known
 from ballot_guard.state import state_dir, utc_now
@@ -63,31 +62,17 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
             raise CannotJudge(oracle_blobs.message(found, "the working tree")
                               + f"; commit the repair, then unfreeze {name}")
     assert known.seed is not None
-    watch = git_ground.Watch(top, environ)  # before the runner starts: before project code
-    try:
+    with watched(top, environ, out) as watch:  # before the runner starts: before project code
         with Stage(top, top, config, rev=None, seed=known.seed, jobs=1,
                    environ=environ) as stage:
-            info = stage.start()
-            before = oracle_watch.signature(top, config)
-            runs = stage.run_all([voter], lambda _n, run: watch.after_run(run))[name]
-            moved = oracle_watch.changed(before, oracle_watch.signature(top, config))
-    except BaseException:
-        problem = watch.finish()
-        if problem is not None:
-            print(problem, file=out)
-        raise
-    ground = watch.finish()
-    runs = ground_errors({name: runs}, watch)[name]
-    runs = plugin_rule.judge_runs({name: runs}, (top,), config, top)[name]
-    ballot = Ballot(name, decide(runs), voter.repeats, tuple(runs))
-    print_report([ballot], seed=known.seed, stream=out, environ=environ,
-                 header=f"ballot-guard unfreeze {name}: python {info.python}; seed {known.seed}")
-    if ground is not None:
-        print(ground, file=out)
-        return CANNOT_JUDGE
-    if moved:
-        print(oracle_moved_message(moved), file=out)
-        return CANNOT_JUDGE
+            got = cast(stage, [voter], set(), watch, known)
+        (ballot,), ground = ballots_of(got, [voter], set(), stage, watch)
+        print_report([ballot], seed=known.seed, stream=out, environ=environ,
+                     header=f"ballot-guard unfreeze {name}: python {got.info.python}; "
+                            f"seed {known.seed}")
+        if spoiled(ground, got.moved, watch, out):
+            return CANNOT_JUDGE
+    runs = ballot.runs
     if ballot.ballot == "error":
         print(f"unfreeze refused: the runner broke while running {name}", file=out)
         return CANNOT_JUDGE

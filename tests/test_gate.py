@@ -380,3 +380,15 @@ def test_links_inside_the_oracle_vote_as_usual(project: Repo) -> None:
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
     assert set(scorecard(project)["properties"]) == {"ok", "shared"}
+
+
+def test_run_gate_hands_back_the_scorecard_it_wrote(project: Repo) -> None:
+    """pre-push and ci take the gate's verdict as a value, not by reading the file back."""
+    from ballot_guard.gate import run_gate
+
+    make_project(project, {"ok": PASS, "bad": FAIL})
+    result = run_gate(str(project.path), seed=5)
+    assert result.code == 1
+    assert json.loads(json.dumps(result.card)) == scorecard(project)
+    assert {n: p["ballot"] for n, p in result.card["properties"].items()} == {
+        "ok": "pass", "bad": "fail"}

@@ -62,4 +62,4 @@ def run(args: argparse.Namespace) -> int:
     shard = parse_spec(args.shard) if args.shard is not None else None
     return run_gate(".", rev=args.rev, repeats=args.repeats, properties=args.properties,
                     jobs=args.jobs, seed=args.seed, scorecard=scorecard, junit_xml=junit_xml,
-                    as_json=args.json, shard=shard, durations=args.durations)
+                    as_json=args.json, shard=shard, durations=args.durations).code
