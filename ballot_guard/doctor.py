@@ -265,8 +265,7 @@ def examine(root: str, environ: Mapping[str, str] | None = None) -> Report:
         info = interpreter.probe(python, cwd=root, env=env)
         runner = {"python": python, "pytest": info.pytest, "hypothesis": info.hypothesis,
                   "pytest_randomly": info.randomly, "error": None}
-        isolation = ("each run forked from a clean runner process" if info.fork
-                     else "each run a fresh process")
+        isolation = _isolation(root, config, env, info.fork)
     except CannotJudge as exc:
         runner = {"python": None, "pytest": None, "hypothesis": None,
                   "pytest_randomly": None, "error": str(exc)}
@@ -281,6 +280,25 @@ def examine(root: str, environ: Mapping[str, str] | None = None) -> Report:
              "actual": check.actual, "format": check.format, "problem": check.problem}
     return Report(root, settings, sorted(voters), runner, isolation, who, hooks, state,
                   findings(root, config, voters, hooks))
+
+
+def _isolation(root: str, config: cfg.Config, env: Mapping[str, str], fork: bool) -> str:
+    """The isolation the gate's runs would get, as its header words it: the runner is
+    started as the gate starts it (the OS sandbox entered where the kernel allows it)
+    and stopped; nothing of the project runs."""
+    from ballot_guard import isolation
+    from ballot_guard.gate import Stage
+
+    how = "each run forked from a clean runner process" if fork else "each run a fresh process"
+    try:
+        with Stage(root, root, config, rev=None, seed=0, jobs=1, environ=env) as stage:
+            try:
+                stage.start()
+            finally:
+                record = stage.isolation
+    except CannotJudge as exc:
+        return f"{how}; the gate cannot start its runs: {exc}"
+    return f"{how}; {isolation.describe(record)}"
 
 
 def lines(report: Report) -> list[str]:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -187,3 +189,44 @@ def test_the_pins_state_is_reported(guarded: Repo) -> None:
     pin(guarded)
     code, data = doctor_json(guarded)
     assert code == 0 and data["pin"]["ok"] is True  # type: ignore[index]
+
+
+def _doctor_refused(repo: Repo) -> subprocess.CompletedProcess[str]:
+    """doctor on a host whose kernel refuses user namespaces."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1)")
+    script = 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" -m ballot_guard "$@"'
+    return subprocess.run([unshare, "--user", "--map-root-user", "--fork", "sh", "-c", script,
+                           sys.executable, "doctor"], cwd=repo.path, text=True,
+                          capture_output=True, timeout=300, check=False)
+
+
+FORKED = "isolation: each run forked from a clean runner process; "
+
+
+@pytest.mark.parametrize("mode, line", [
+    ("off", FORKED + 'hermetic, no OS sandbox: sandbox = "off"'),
+    ("auto", FORKED + "sandbox (user, mount, pid, ipc, net namespaces; no network)"),
+    ("required", FORKED + "sandbox (user, mount, pid, ipc, net namespaces; no network)"),
+])
+def test_the_isolation_line_is_what_the_gate_would_get(guarded: Repo, mode: str,
+                                                       line: str) -> None:
+    guarded.write("pyproject.toml", pyproject(f'sandbox = "{mode}"\n'))
+    res = run_cli(["doctor"], guarded.path)
+    assert line in res.out.splitlines(), res.out
+    _, data = doctor_json(guarded)
+    assert FORKED[len("isolation: "):] + line.split("; ", 1)[1] == data["isolation"]
+
+
+def test_a_refused_sandbox_is_named_where_the_kernel_refuses_it(guarded: Repo) -> None:
+    guarded.write("pyproject.toml", pyproject('sandbox = "auto"\n'))
+    proc = _doctor_refused(guarded)
+    assert (FORKED + "hermetic, no OS sandbox: the OS refused the sandbox "
+            "(unshare(user, mount): No space left on device)") in proc.stdout.splitlines(), \
+        proc.stdout + proc.stderr
+    guarded.write("pyproject.toml", pyproject('sandbox = "required"\n'))
+    proc = _doctor_refused(guarded)
+    assert (FORKED + 'the gate cannot start its runs: sandbox = "required" but the runs '
+            "cannot be sandboxed: the OS refused the sandbox (unshare(user, mount): No space "
+            "left on device)") in proc.stdout.splitlines(), proc.stdout + proc.stderr
