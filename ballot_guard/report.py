@@ -47,6 +47,18 @@ def runs_cell(b: Ballot) -> str:
     return text
 
 
+def leftover_lines(ballots: Sequence[Ballot]) -> list[str]:
+    """A warning for each property whose runs left processes running (ended with them)."""
+    lines = []
+    for b in ballots:
+        leaky = [r.ended for r in b.runs if r.ended]
+        if leaky:
+            lines.append(f"warning: {b.name} left {sum(leaky)} process(es) running after "
+                         f"{len(leaky)} of {len(b.runs)} runs; they were ended with their run "
+                         "(a property should stop what it starts)")
+    return lines
+
+
 def table(ballots: Sequence[Ballot], stream: IO[str],
           environ: Mapping[str, str] | None = None) -> list[str]:
     rows = [(b.name, b.ballot, runs_cell(b), f"{b.seconds:.2f}") for b in ballots]
@@ -73,6 +85,8 @@ def print_report(ballots: Sequence[Ballot], *, seed: int, header: str, stream: I
         out(f"repeats: {', '.join(f'{b.name}={b.repeats}' for b in ballots if b.runs)}; "
             f"seed {seed} (replay with --seed {seed})")
         out(budget_line(run))
+    for line in leftover_lines(ballots):
+        out(_paint(line, "freeze", stream, environ))
     abstain = [b.name for b in ballots if b.ballot in ("freeze", "frozen")]
     if abstain:
         out(_paint(f"warning: {len(abstain)} voter(s) abstain and need a human repair: "

@@ -46,7 +46,7 @@ class Run:
     plugins: tuple[str, ...] = ()  # pytest plugins that may be project code (real paths)
     early: bool = False       # project code ran before the run was released
     started: float | None = None  # when it was released: seconds since the runs began
-    ended: int | None = None  # processes the run left that its PID namespace's end ended
+    ended: int | None = None  # processes it left running, ended with it (None: unknown)
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
@@ -106,6 +106,20 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _end_run(pid: int) -> None:
+    """Ask a run's keeper to end the run and everything it started (zygote.py)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _ended(path: str | None) -> int | None:
+    """What the run left running and was ended with it, as its keeper (hermetic level)
+    or its PID namespace's init (in the sandbox) counted; None: unknown."""
+    return _ints(_counts_raw(path)).get("ended") if path else None
 
 
 def _tail(path: str, lines: int = 25) -> str:
@@ -261,7 +275,7 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
               "" if outcome == "pass" else _tail(req["log"]),
               tuple(str(p) for p in plugins) if isinstance(plugins, list) else (),
               bool(raw.get("early")), start,
-              _ints(_counts_raw(req["result"] + ".ended")).get("ended"))
+              _ended(req.get("ended")))
     if req.get("dir"):
         shutil.rmtree(req["dir"], ignore_errors=True)  # its TMPDIR, HOME, bytecode, log
     return run
@@ -313,6 +327,7 @@ class _Zygote:
         self.pids: dict[str, int] = {}  # request id -> its child
         self.ids = itertools.count(1)
         self.info: RunnerInfo | None = None
+        self.idle = False  # whether a run prepared ahead can wait at the idle priority
         self.reader = threading.Thread(target=self._reader, daemon=True)
         self.reader.start()
 
@@ -379,6 +394,7 @@ class _Zygote:
                               + (f": {last}" if last else ""))
         self.info = parse_describe(self.python, json.dumps(line))
         self.isolation = line.get("isolation")
+        self.idle = line.get("idle") is True
         return self.info
 
     def _send(self, msg: dict[str, Any], deadline: float) -> None:
@@ -437,13 +453,13 @@ class _Zygote:
                 status = self._await(rid, ("exit", "signal"), deadline)
             timed_out = status is None
             if timed_out:
-                _kill_group(pid)
+                _end_run(pid)  # its keeper ends the run and all it started
                 status = self._await(rid, ("exit", "signal"), time.monotonic() + GRACE)
                 if status is None:  # it cannot report: stopped, or its replies flooded
                     self.kill()
                     status = {}
         except EOFError:
-            _kill_group(pid)  # the server died under it: nothing of the run stays
+            _end_run(pid)  # the server died under it: nothing of the run stays
             raise
         finally:
             self.live.discard(pid)
@@ -470,16 +486,18 @@ class _Zygote:
 
     def close(self) -> None:
         for pid in list(self.live):
-            _kill_group(pid)
+            _end_run(pid)  # its keeper ends the run and what it started, then exits
         self.live.clear()
-        # nothing of ours is left in it (every child had its own group): no need to
-        # wait for an interpreter shutdown
-        self.kill()
         if self.proc.stdin is not None:
             try:
                 self.proc.stdin.close()  # nothing buffered: requests are written raw
             except OSError:
                 pass
+        try:  # it cancels what it prepared and waits for every run's keeper
+            self.proc.wait(timeout=GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
         self.reader.join(timeout=GRACE)
 
 
@@ -497,6 +515,13 @@ def _private_env(req: Mapping[str, Any]) -> dict[str, str]:
         os.makedirs(req[key], exist_ok=True)
     return {"TMPDIR": req["tmp"], "TEMP": req["tmp"], "TMP": req["tmp"],
             "HOME": req["home_dir"]}
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, str],
@@ -518,10 +543,10 @@ def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, 
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(proc.pid)
+        _end_run(proc.pid)
         code = _reap(proc)
     except BaseException:
-        _kill_group(proc.pid)
+        _end_run(proc.pid)
         _reap(proc)
         raise
     finally:
@@ -560,6 +585,9 @@ class Session:
         self.spawn_lock = threading.Lock()
         self.stopped = False
         self.scheduler: Scheduler | None = None
+        self.going = 0  # runs released and not ended, over all slots
+        self.going_lock = threading.Lock()
+        self.cpus = _usable_cpus()
         self.fresh: set[int] = set()  # fallback runs going now (process groups)
         self.counter = itertools.count(1)
         self.site: site_watch.Signature = {}
@@ -616,6 +644,7 @@ class Session:
                 "log": os.path.join(base, "log"), "result": os.path.join(base, "result.json"),
                 "home": os.path.join(base, "hypothesis"), "tmp": os.path.join(base, "tmp"),
                 "home_dir": os.path.join(base, "home"), "pycache": os.path.join(base, "pycache"),
+                "ended": os.path.join(base, "ended"),
                 "hypothesis": self.info.hypothesis is not None}
 
     def run_all(self, tasks: Sequence[tuple[Hashable, str]],
@@ -681,12 +710,18 @@ class Session:
                     prepared = (z.prepare(req), req, z)
                 rid, req, _ = prepared
                 prepared = None
-                if ahead and self.ahead:
+                if ahead and self.ahead and self._core_free(z):
                     nxt = sched.take(wait=False)
                     if nxt is not None:  # its start-up overlaps this run; no project code yet
-                        nreq = self.request(nxt[1])
+                        nreq = dict(self.request(nxt[1]), idle=z.idle)
                         prepared = (z.prepare(nreq), nreq, z)
-                run = z.go(rid, req, self.timeout)
+                with self.going_lock:
+                    self.going += 1
+                try:
+                    run = z.go(rid, req, self.timeout)
+                finally:
+                    with self.going_lock:
+                        self.going -= 1
             except (EOFError, OSError, ValueError, AssertionError) as exc:
                 prepared = None
                 run = Run("error", None, 0.0, detail=str(exc) if isinstance(exc, RunnerStopped)
@@ -695,6 +730,15 @@ class Session:
             if run.exit is not None:
                 ahead = not run.early
             task = nxt if nxt is not None else sched.take()
+
+    def _core_free(self, z: _Zygote) -> bool:
+        """Whether preparing a run ahead now takes no CPU from a running one: it waits
+        at the idle priority, or (where that cannot be undone, as for most users) a
+        core is left over once this slot's run goes."""
+        if z.idle:
+            return True
+        with self.going_lock:
+            return self.going + 1 < self.cpus
 
     def _live_zygote(self) -> _Zygote:
         """The shared runner, restarted if it died (its runs came back as errors)."""
@@ -714,7 +758,7 @@ class Session:
         if self.scheduler is not None:
             self.scheduler.stop()
         for pid in list(self.fresh):
-            _kill_group(pid)
+            _end_run(pid)
         if self.zygote is not None:
             self.zygote.close()
         self.zygote = None

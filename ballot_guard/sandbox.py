@@ -403,21 +403,46 @@ def _drop_capabilities() -> None:
     _check(libc.capset(ctypes.byref(header), data), "capset")
 
 
+def _kill(pid: int, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass  # it ended already
+
+
 def _mirror(status: int) -> None:
     """End this process as the one it waited for ended."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # these cannot be caught anyway
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70)
 
 
 def _others() -> list[int]:
-    return [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+    """The live processes of the namespace but its init (a zombie is already ended)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == "1":
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        if stat[stat.rindex(b")") + 2:][:1] != b"Z":
+            found.append(int(name))
+    return found
 
 
 def _init(run: int, ended: str | None, status_w: int) -> None:
-    """PID 1 of the run's namespace: wait for the run, then end what it left behind."""
+    """PID 1 of the run's namespace: wait for the run, then end what it left behind.
+
+    A SIGTERM (the gate's timeout, passed on by the run's keeper and the waiting
+    parent) kills the run; what it left is then ended and counted as at any other
+    end.  The run may send it too: it can end only itself that way."""
+    signal.signal(signal.SIGTERM, lambda *_: _kill(run))
     status = 0
     while True:
         try:
@@ -471,12 +496,13 @@ def isolate(policy: Mapping[str, Any], *, keep: Sequence[int], ended: str | None
     first = os.fork()
     if first:  # outside the namespace: wait for its init and end as the run ended
         os.close(status_w)
+        signal.signal(signal.SIGTERM, lambda *_: _kill(first, signal.SIGTERM))
         got = os.read(status_r, 16)
         _, status = os.waitpid(first, 0)
         _mirror(int(got) if got.strip().isdigit() else status)
     os.close(status_r)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)  # PID 1 ignores what the run sends it
+        signal.signal(sig, signal.SIG_DFL)  # PID 1 ignores these (but SIGTERM: _init)
     _lib().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     try:
         _view({**policy, "writable": list(policy.get("writable") or ())

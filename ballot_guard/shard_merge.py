@@ -37,7 +37,8 @@ def _run(path: str, name: str, raw: Any) -> Run:
         return Run(outcome=raw["outcome"], exit=raw.get("exit"),
                    seconds=float(raw.get("seconds", 0.0)), passed=int(raw.get("passed", 0)),
                    failed=int(raw.get("failed", 0)),
-                   started=None if started is None else float(started))
+                   started=None if started is None else float(started),
+                   ended=None if raw.get("ended") is None else int(raw["ended"]))
     except (TypeError, ValueError) as exc:
         raise ShardError(f"{path}: voter {name!r} has a malformed run record") from exc
 

@@ -23,8 +23,11 @@ just before project code and waits (answer ``{"id", "prepared": PID}``);
 ``{"op": "go", "id"}`` releases it (``{"id", "started": PID}``, later
 ``{"id", "exit": N}`` or ``{"id", "signal": N}``); ``{"op": "cancel",
 "id"}``, or the end of stdin, makes a prepared child exit without running
-anything.  Each child is its own process group, so a timeout kills all it
-started.  Replies go to a private copy of the original stdout; the process's
+anything.  A prepare with ``"idle": true`` prepares at the idle priority
+(``SCHED_IDLE``) and goes back to the normal one on "go"; the description says
+whether that is possible here (``"idle"``).  The PID in the replies is the run's
+keeper (see "nothing left behind" below): a SIGTERM to it ends the run and all
+it started; its exit status is the run's.  Replies go to a private copy of the original stdout; the process's
 own fd 1 is pointed at its stderr so that nothing printed at import can
 corrupt the protocol.
 """
@@ -891,20 +894,18 @@ def _redirect(log: str) -> None:
     os.close(null)
 
 
-def _child(req: dict[str, Any], go_fd: int, close: list[int], _exit: Any = _EXIT) -> None:
-    """In a forked child: become a process group, run, never return."""
+def _child(req: dict[str, Any], go_fd: int, _exit: Any = _EXIT) -> None:
+    """In the run's own process: a session of its own, run, never return."""
     code = CRASH
     try:
-        os.setpgid(0, 0)
+        os.setsid()  # its own session and process group: what it starts stays with it
+        if req.get("idle"):
+            _idle()
         import signal
-        signal.set_wakeup_fd(-1)
-        for fd in close:
-            os.close(fd)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         if POLICY:  # returns in the run: PID 2 of its own namespaces, in its own view
-            SANDBOX.isolate(POLICY, keep=(0, 1, 2, go_fd), ended=req["result"] + ".ended",
+            SANDBOX.isolate(POLICY, keep=(0, 1, 2, go_fd), ended=req.get("ended"),
                             writable=os.path.dirname(req["result"]))
         _redirect(req["log"])
         code = _run(req, go_fd)
@@ -923,6 +924,265 @@ def _child(req: dict[str, Any], go_fd: int, close: list[int], _exit: Any = _EXIT
         except BaseException:  # noqa: BLE001
             pass
         _exit(code)
+
+
+# --- nothing left behind -----------------------------------------------------
+#
+# Each run has a keeper: a small process between the serving parent (or the
+# ``once`` command) and the run, which the run's code cannot reach.  The keeper
+# is a "child subreaper" (Linux ``prctl``), so every process the run starts and
+# leaves orphaned, daemons that ``setsid`` out of its group included, becomes
+# the keeper's child instead of init's.
+#
+# At the hermetic level the keeper is what ends them: when the run ends (or is
+# killed: a SIGTERM to the keeper kills the run), it stops and kills every
+# process still below it, writes how many to ``req["ended"]``, and exits as the
+# run did.  In the OS sandbox the run's PID namespace does that job: its init
+# (``sandbox.py``) counts and ends every process of the namespace, none can
+# leave it, and it writes the count from inside the run's mount namespace (the
+# keeper lives in the server's, where every mount is read-only: it writes
+# nothing there).  A SIGTERM to the keeper is passed on to that init, which
+# kills the run, then ends and counts the rest as at any other end.  What is
+# still below the keeper once the namespace is gone (nothing, unless the init
+# was killed) is killed all the same.
+
+PR_SET_CHILD_SUBREAPER = 36
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+def _subreaper() -> bool:
+    try:
+        return bool(_libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except Exception:  # noqa: BLE001 - not Linux: the run's process group is all we end
+        return False
+
+
+def _idle() -> None:
+    """Prepare at the idle priority: a prepared run takes no CPU a running one wants."""
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def _can_idle() -> bool:
+    """Whether a process here may go idle and come back (unprivileged users often cannot:
+    leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE of 20)."""
+    if not hasattr(os, "SCHED_IDLE") or not hasattr(os, "fork"):
+        return False
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _idle()
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            os._exit(0)
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
+def _below(root: int) -> list[int]:
+    """Every live (not zombie) process whose ancestry leads to ``root``, from /proc."""
+    kids: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            state, ppid = stat[stat.rindex(b")") + 2:].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if state != b"Z":
+            kids.setdefault(int(ppid), []).append(int(name))
+    found, todo = [], list(kids.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(kids.get(pid, ()))
+    return found
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _end_below(me: int, group: int) -> int:
+    """Stop and kill what is left below this keeper (and in the run's group); how many."""
+    import signal
+    import time
+
+    ended: set[int] = set()
+    try:
+        os.killpg(group, signal.SIGSTOP)  # its group, wherever its members went
+    except OSError:
+        pass
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        try:
+            os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:  # nothing below the keeper, alive or not: done
+            break
+        left = _below(me)
+        if not left:
+            _reap()
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):  # stopped first: none forks again
+            for pid in left:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        ended.update(left)
+        time.sleep(0.002)
+        _reap()
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+    return len(ended)
+
+
+def _normal_priority(root: int, runner: int) -> None:
+    """Put the run (and, in the sandbox, the namespace's init and the run below it,
+    which inherited the idle priority at fork) back to the normal priority; listed
+    until no new process turns up, so none forked meanwhile stays idle."""
+    done: set[int] = set()
+    todo = [runner]
+    while todo:
+        for pid in todo:
+            try:
+                os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
+            except OSError:
+                pass
+            done.add(pid)
+        todo = [pid for pid in _below(root) if pid not in done]
+
+
+def _write_ended(path: str, ended: int, reaper: bool) -> None:
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w") as f:
+            json.dump({"ended": ended, "reaper": reaper}, f)
+        os.replace(tmp, path)
+    except OSError as exc:  # the count is unknown then; the run's status stands
+        print(f"ballot-guard keeper: cannot record what it ended: {exc}", file=sys.stderr)
+
+
+def _keep(req: dict[str, Any], go_fd: int | None, start: Any, *,
+          sandboxed: bool = False) -> None:
+    """The keeper: fork the run (``start(go_fd)`` in the new process), relay its "go",
+    wait for it, end what it left, exit as it did.  With ``sandboxed`` the run's
+    process isolates itself in a PID namespace whose init counts what it ends.
+    Never returns."""
+    import signal
+
+    code = CRASH
+    try:
+        reaper = _subreaper()
+        me = os.getpid()
+        r_go, w_go = os.pipe() if go_fd is not None else (-1, -1)
+        runner = os.fork()
+        if runner == 0:
+            if go_fd is not None:
+                os.close(w_go)
+                os.close(go_fd)
+            start(r_go)
+            os._exit(CRASH)
+        if go_fd is not None:
+            os.close(r_go)
+
+        def kill(*_: Any) -> None:
+            try:
+                os.kill(runner, signal.SIGKILL)
+            except OSError:
+                pass
+
+        def stop(*_: Any) -> None:
+            if not sandboxed:
+                kill()
+                return
+            try:  # the namespace's init kills the run and ends (and counts) the rest
+                os.kill(runner, signal.SIGTERM)
+            except OSError:
+                pass
+            signal.signal(signal.SIGALRM, kill)  # an init that did not get it in time
+            signal.alarm(2)
+
+        signal.signal(signal.SIGTERM, stop)  # a timeout, or the gate stopping
+        if go_fd is not None:
+            go = os.read(go_fd, 1)
+            os.close(go_fd)
+            if go == b"g":
+                if req.get("idle"):  # back to the normal priority before it goes on
+                    _normal_priority(me, runner)
+                try:
+                    os.write(w_go, b"g")
+                except OSError:
+                    pass  # it ended already; its status follows
+            os.close(w_go)
+        while True:
+            pid, status = os.waitpid(-1, 0)
+            if pid == runner:
+                break
+        signal.alarm(0)
+        ended = _end_below(me, runner)
+        if req.get("ended") and not sandboxed:
+            _write_ended(req["ended"], ended, reaper)
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(sig, signal.SIG_DFL)
+            try:
+                import resource
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            except Exception:  # noqa: BLE001
+                pass
+            os.kill(os.getpid(), sig)
+            code = 128 + sig
+        else:
+            code = os.WEXITSTATUS(status)
+    except BaseException:  # noqa: BLE001 - never fall back into the caller's loop
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        os._exit(code)
+
+
+def _keeper(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
+    """In a forked child of the serving parent: become the run's keeper."""
+    try:
+        os.setpgid(0, 0)
+        import signal
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in close:
+            os.close(fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    except BaseException:  # noqa: BLE001
+        os._exit(CRASH)
+    _keep(req, go_fd, lambda r_go: _child(req, r_go), sandboxed=bool(POLICY))
 
 
 def _preimport() -> None:
@@ -989,8 +1249,13 @@ def serve(policy: str | None = None) -> int:
 
     info = describe()
     if info["ok"]:
+        info["idle"] = _can_idle()
         _preimport()
         _add_cwd()
+        try:
+            _libc()  # loaded once here, not in every keeper
+        except Exception:  # noqa: BLE001
+            pass
         import threading
         info["fork"] = hasattr(os, "fork") and threading.active_count() == 1
     info["isolation"] = isolation
@@ -1051,8 +1316,8 @@ def serve(policy: str | None = None) -> int:
                 go_r, go_w = os.pipe()
                 pid = os.fork()
                 if pid == 0:  # no descriptor of the parent's, nor another run's go pipe
-                    _child(msg["req"], go_r, [go_w, wake_r, wake_w, private,
-                                              *(g for _p, g in prepared.values())])
+                    _keeper(msg["req"], go_r, [go_w, wake_r, wake_w, private,
+                                               *(g for _p, g in prepared.values())])
                 os.close(go_r)
                 try:
                     os.setpgid(pid, pid)
@@ -1075,11 +1340,15 @@ def serve(policy: str | None = None) -> int:
             elif msg["op"] == "cancel":
                 pid, go = prepared.pop(msg["id"])
                 os.close(go)
+    while True:  # every keeper left: each ends what its run left before it exits
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
     return 0
 
 
-def once(request: str) -> int:
-    req = json.loads(request)
+def _once(req: dict[str, Any]) -> int:
     if describe()["ok"]:
         _preimport()
     _add_cwd()
@@ -1087,6 +1356,31 @@ def once(request: str) -> int:
         return _run(req)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else CRASH
+
+
+def once(request: str) -> int:
+    """One run in a fresh process: under a keeper where the OS can fork."""
+    req = json.loads(request)
+    if not hasattr(os, "fork"):
+        return _once(req)
+
+    def start(_go: int) -> None:
+        code = CRASH
+        try:
+            os.setsid()
+            import signal
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            code = _once(req)
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+            _EXIT(code)
+
+    _keep(req, None, start)
+    return CRASH
 
 
 def _roots(argv: list[str]) -> tuple[str | None, str | None]:
@@ -1105,7 +1399,10 @@ if __name__ == "__main__":
     command = argv.pop(0) if argv else ""
     _start(*_roots(argv))
     if command == "serve" and len(argv) <= 1:  # the sandbox policy, if any
-        raise SystemExit(serve(argv[0] if argv else None))
+        code = serve(argv[0] if argv else None)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _EXIT(code)  # no interpreter shutdown: the gate waits for this exit
     if command == "once" and len(argv) == 1:
         code = once(argv[0])
         sys.stdout.flush()

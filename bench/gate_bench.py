@@ -10,6 +10,11 @@ start, every run in a fresh process state, reports), serially and with
    Targets: gate <= 0.3x the article's method serially, <= 0.15x at --jobs 2.
 2. 5 properties that each sleep 0.5 s x 2 repeats, against the floor
    N * sum(sleep) / jobs.  Targets: <= 1.1x at --jobs 1, <= 1.2x at --jobs 2.
+3. Timing sensitivity: a property asserting that about 20 ms of busy work
+   finishes within a budget calibrated (in plain pytest, beforehand) so that it
+   fails about 10% of the time alone.  Its fail rate in 10 copies x 2 repeats
+   through the gate, against the same property in one fresh plain pytest per
+   run, the two interleaved.  Target: the gate --jobs 1 within 5 points.
 
 Each gate row is printed twice: at the hermetic level (``sandbox = "off"``,
 what the targets are set for) and with the OS sandbox on (``sandbox =
@@ -22,7 +27,7 @@ the two sides interleaved so that both see the same machine load; CPU time
 (user + sys of every process waited for) is printed beside the wall time, as
 it depends far less on what else the machine is doing.
 
-    python bench/gate_bench.py [--samples 3] [--keep]
+    python bench/gate_bench.py [--samples 3] [--timing-rounds 3] [--keep]
 """
 from __future__ import annotations
 
@@ -42,6 +47,24 @@ sys.path.insert(0, str(ROOT))
 
 TRIVIAL = "def test_holds():\n    assert sum([1, 2, 3]) == 6\n"
 SLEEPY = "import time\n\ndef test_sleeps():\n    time.sleep(0.5)\n"
+TIGHT = """import pathlib, time
+LOG = pathlib.Path({log!r})
+BUDGET = float(pathlib.Path({budget!r}).read_text())
+
+def work(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+def test_in_time():
+    start = time.perf_counter()
+    work({n})
+    took = time.perf_counter() - start
+    with LOG.open("a") as f:
+        f.write(f"{{took}}\\n")
+    assert took <= BUDGET
+"""
 
 
 def env() -> dict[str, str]:
@@ -111,6 +134,72 @@ def gate(repo: Path, jobs: int) -> tuple[float, float]:
                   str(jobs)], repo, expect=0)
 
 
+def busy_iterations(target: float = 0.020) -> int:
+    """How many loop steps of TIGHT's ``work`` take ``target`` seconds here."""
+    def work(n: int) -> int:
+        x = 0
+        for i in range(n):
+            x += i * i
+        return x
+    best = min(_timed_call(work, 100_000) for _ in range(7))
+    return max(1000, int(100_000 * target / best))
+
+
+def _timed_call(fn: object, n: int) -> float:
+    start = time.perf_counter()
+    fn(n)  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def plain_runs(repo: Path, names: list[str], log: Path) -> list[float]:
+    log.write_text("")
+    for name in names:
+        timed([sys.executable, "-m", "pytest", f"properties/test_{name}.py", "-q", "-p",
+               "no:cacheprovider"], repo)
+    return [float(x) for x in log.read_text().split()]
+
+
+def gate_runs(repo: Path, jobs: int, log: Path) -> list[float]:
+    log.write_text("")
+    timed([sys.executable, "-m", "ballot_guard", "gate", "--jobs", str(jobs)], repo)
+    (repo / "freeze_set.json").unlink(missing_ok=True)  # a flip froze a copy: vote again
+    return [float(x) for x in log.read_text().split()]
+
+
+def timing(base: Path, rounds: int) -> None:
+    log, budget = base / "took.log", base / "budget"
+    budget.write_text("1e9")
+    n = busy_iterations()
+    names = [f"t{i:02d}" for i in range(10)]
+    repo = project(base, "tight", {name: TIGHT.format(log=str(log), budget=str(budget), n=n)
+                                   for name in names})
+    plain_runs(repo, names[:1], log)  # warm-up: bytecode, page cache
+    calib = sorted(plain_runs(repo, names * 2, log))
+    limit = calib[int(0.9 * len(calib))]
+    budget.write_text(repr(limit))
+    plain: list[float] = []
+    one: list[float] = []
+    two: list[float] = []
+    for _ in range(rounds):  # interleaved, so all sides see the same load
+        one += gate_runs(repo, 1, log)
+        plain += plain_runs(repo, names * 2, log)
+        two += gate_runs(repo, 2, log)
+
+    def rate(took: list[float]) -> str:
+        failed = sum(t > limit for t in took)
+        return f"{failed} of {len(took)} failed ({100 * failed / max(1, len(took)):.0f}%)"
+
+    base_rate = 100 * sum(t > limit for t in plain) / max(1, len(plain))
+    gap = 100 * sum(t > limit for t in one) / max(1, len(one)) - base_rate
+    print(f"timing-tight property ({statistics.median(calib) * 1000:.1f} ms of busy work, "
+          f"budget {limit * 1000:.1f} ms: 10% of {len(calib)} plain runs over it; "
+          f"load average {os.getloadavg()[0]:.2f}):")
+    print(f"  {'plain pytest, one per run':<30} {rate(plain)}")
+    print(f"  {'gate --jobs 1':<30} {rate(one)}: {gap:+.0f} points "
+          f"(target within 5: {'ok' if abs(gap) <= 5 else 'MISSED'})")
+    print(f"  {'gate --jobs 2 (2 runs at once)':<30} {rate(two)}")
+
+
 def med(samples: list[tuple[float, float]]) -> tuple[float, float]:
     return (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples))
 
@@ -132,10 +221,16 @@ def cost(label: str, hermetic: tuple[float, float], sandbox: tuple[float, float]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=3, help="gate runs per figure (median)")
+    ap.add_argument("--timing-rounds", type=int, default=3,
+                    help="rounds of the timing-sensitivity row (20 runs a side each)")
+    ap.add_argument("--only-timing", action="store_true", help="only the timing row")
     ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="gate-bench-"))
     try:
+        if args.only_timing:
+            timing(base, args.timing_rounds)
+            return 0
         names = [f"p{i:02d}" for i in range(20)]
         trivial = {level: project(base, f"trivial-{level}", {n: TRIVIAL for n in names}, mode)
                    for level, mode in MODES}
@@ -182,6 +277,7 @@ def main() -> int:
         for jobs in (1, 2):
             print(cost(f"--jobs {jobs}", med(got[("hermetic", jobs)]),
                        med(got[("sandbox", jobs)]), 10))
+        timing(base, args.timing_rounds)
     finally:
         if args.keep:
             print(f"projects kept in {base}")
