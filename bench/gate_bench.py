@@ -13,8 +13,9 @@ start, every run in a fresh process state, reports), serially and with
 3. Timing sensitivity: a property asserting that about 20 ms of busy work
    finishes within a budget calibrated (in plain pytest, beforehand) so that it
    fails about 10% of the time alone.  Its fail rate in 10 copies x 2 repeats
-   through the gate, against the same property in one fresh plain pytest per
-   run, the two interleaved.  Target: the gate --jobs 1 within 5 points.
+   through the gate (hermetic and sandboxed, read from the scorecard's runs),
+   against the same property in one fresh plain pytest per run, the sides
+   interleaved.  Target: the gate --jobs 1 within 5 points.
 
 Each gate row is printed twice: at the hermetic level (``sandbox = "off"``,
 what the targets are set for) and with the OS sandbox on (``sandbox =
@@ -32,6 +33,7 @@ it depends far less on what else the machine is doing.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -47,9 +49,8 @@ sys.path.insert(0, str(ROOT))
 
 TRIVIAL = "def test_holds():\n    assert sum([1, 2, 3]) == 6\n"
 SLEEPY = "import time\n\ndef test_sleeps():\n    time.sleep(0.5)\n"
-TIGHT = """import pathlib, time
-LOG = pathlib.Path({log!r})
-BUDGET = float(pathlib.Path({budget!r}).read_text())
+TIGHT = """import os, time
+BUDGET = {budget!r}
 
 def work(n):
     x = 0
@@ -61,8 +62,10 @@ def test_in_time():
     start = time.perf_counter()
     work({n})
     took = time.perf_counter() - start
-    with LOG.open("a") as f:
-        f.write(f"{{took}}\\n")
+    log = os.environ.get("GATE_BENCH_TOOK")  # plain pytest only: how long it took
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{{took}}\\n")
     assert took <= BUDGET
 """
 
@@ -151,53 +154,83 @@ def _timed_call(fn: object, n: int) -> float:
     return time.perf_counter() - start
 
 
-def plain_runs(repo: Path, names: list[str], log: Path) -> list[float]:
-    log.write_text("")
+def plain_runs(repo: Path, names: list[str], log: Path | None = None) -> tuple[int, int]:
+    """(failed, runs) of one fresh plain pytest per name; each run's time into ``log``."""
+    failed = 0
+    extra = {"GATE_BENCH_TOOK": str(log)} if log is not None else {}
     for name in names:
-        timed([sys.executable, "-m", "pytest", f"properties/test_{name}.py", "-q", "-p",
-               "no:cacheprovider"], repo)
-    return [float(x) for x in log.read_text().split()]
+        proc = subprocess.run([sys.executable, "-m", "pytest", f"properties/test_{name}.py",
+                               "-q", "-p", "no:cacheprovider"], cwd=repo,
+                              env={**env(), **extra}, capture_output=True, check=False)
+        if proc.returncode not in (0, 1):
+            sys.exit(f"plain pytest exited {proc.returncode}:\n{proc.stdout.decode()}")
+        failed += proc.returncode == 1
+    return failed, len(names)
 
 
-def gate_runs(repo: Path, jobs: int, log: Path) -> list[float]:
-    log.write_text("")
-    timed([sys.executable, "-m", "ballot_guard", "gate", "--jobs", str(jobs)], repo)
+def gate_runs(repo: Path, jobs: int, *, ahead: bool = True) -> tuple[int, int]:
+    """(failed, runs) of one gate, from its scorecard's runs."""
+    extra = {} if ahead else {"BALLOT_GUARD_NO_AHEAD": "1"}
+    proc = subprocess.run([sys.executable, "-m", "ballot_guard", "gate", "--jobs", str(jobs)],
+                          cwd=repo, env={**env(), **extra}, capture_output=True, check=False)
+    card = repo / ".ballot_guard" / "scorecard.json"
+    if proc.returncode not in (0, 1, 3) or not card.exists():
+        sys.exit(f"gate exited {proc.returncode}:\n{proc.stdout.decode()}{proc.stderr.decode()}")
+    runs = [r["outcome"] for p in json.loads(card.read_text())["properties"].values()
+            for r in p["runs"]]
     (repo / "freeze_set.json").unlink(missing_ok=True)  # a flip froze a copy: vote again
-    return [float(x) for x in log.read_text().split()]
+    if any(r not in ("pass", "fail") for r in runs):
+        sys.exit(f"a gate run neither passed nor failed: {runs}")
+    return runs.count("fail"), len(runs)
 
 
 def timing(base: Path, rounds: int) -> None:
-    log, budget = base / "took.log", base / "budget"
-    budget.write_text("1e9")
     n = busy_iterations()
     names = [f"t{i:02d}" for i in range(10)]
-    repo = project(base, "tight", {name: TIGHT.format(log=str(log), budget=str(budget), n=n)
-                                   for name in names})
-    plain_runs(repo, names[:1], log)  # warm-up: bytecode, page cache
-    calib = sorted(plain_runs(repo, names * 2, log))
+    repos = {level: project(base, f"tight-{level}",
+                            {name: TIGHT.format(budget=1e9, n=n) for name in names}, mode)
+             for level, mode in MODES}
+    log = base / "took.log"
+    plain_runs(repos["hermetic"], names[:2])  # warm-up: bytecode, page cache
+    log.write_text("")
+    plain_runs(repos["hermetic"], names * 2, log)
+    calib = sorted(float(x) for x in log.read_text().split())
     limit = calib[int(0.9 * len(calib))]
-    budget.write_text(repr(limit))
-    plain: list[float] = []
-    one: list[float] = []
-    two: list[float] = []
-    for _ in range(rounds):  # interleaved, so all sides see the same load
-        one += gate_runs(repo, 1, log)
-        plain += plain_runs(repo, names * 2, log)
-        two += gate_runs(repo, 2, log)
+    for repo in repos.values():  # the budget: 10% of these plain runs were over it
+        for name in names:
+            (repo / "properties" / f"test_{name}.py").write_text(
+                TIGHT.format(budget=limit, n=n))
+        git(repo, "commit", "-q", "-am", "budget")
+    sides = {"plain pytest, one per run": (lambda: plain_runs(repos["hermetic"], names * 2)),
+             "gate --jobs 1, hermetic": (lambda: gate_runs(repos["hermetic"], 1)),
+             "  same, none prepared ahead": (lambda: gate_runs(repos["hermetic"], 1,
+                                                                ahead=False)),
+             "gate --jobs 1, sandbox": (lambda: gate_runs(repos["sandbox"], 1)),
+             "gate --jobs 2, sandbox": (lambda: gate_runs(repos["sandbox"], 2))}
+    got = {side: [0, 0] for side in sides}
+    loads = []
+    for _ in range(rounds):  # interleaved, so every side sees the same load
+        for side, go in sides.items():
+            failed, runs = go()
+            got[side][0] += failed
+            got[side][1] += runs
+        loads.append(os.getloadavg()[0])
 
-    def rate(took: list[float]) -> str:
-        failed = sum(t > limit for t in took)
-        return f"{failed} of {len(took)} failed ({100 * failed / max(1, len(took)):.0f}%)"
+    def pct(side: str) -> float:
+        failed, runs = got[side]
+        return 100 * failed / max(1, runs)
 
-    base_rate = 100 * sum(t > limit for t in plain) / max(1, len(plain))
-    gap = 100 * sum(t > limit for t in one) / max(1, len(one)) - base_rate
+    base_rate = pct("plain pytest, one per run")
     print(f"timing-tight property ({statistics.median(calib) * 1000:.1f} ms of busy work, "
-          f"budget {limit * 1000:.1f} ms: 10% of {len(calib)} plain runs over it; "
-          f"load average {os.getloadavg()[0]:.2f}):")
-    print(f"  {'plain pytest, one per run':<30} {rate(plain)}")
-    print(f"  {'gate --jobs 1':<30} {rate(one)}: {gap:+.0f} points "
-          f"(target within 5: {'ok' if abs(gap) <= 5 else 'MISSED'})")
-    print(f"  {'gate --jobs 2 (2 runs at once)':<30} {rate(two)}")
+          f"budget {limit * 1000:.1f} ms: 10% of {len(calib)} plain runs over it), "
+          f"{rounds} rounds, load average {min(loads):.2f} to {max(loads):.2f}:")
+    for side in sides:
+        failed, runs = got[side]
+        text = f"  {side:<28} {failed} of {runs} failed ({pct(side):.0f}%)"
+        if "--jobs 1" in side:
+            gap = pct(side) - base_rate
+            text += f": {gap:+.0f} points (target within 5: {'ok' if abs(gap) <= 5 else 'MISSED'})"
+        print(text)
 
 
 def med(samples: list[tuple[float, float]]) -> tuple[float, float]:
