@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 import pytest
 
-from tests.helpers import Repo, init_repo
+from tests.helpers import Repo, adopted_repo, init_repo, pin
 
 PASS = "def test_ok():\n    assert 1 + 1 == 2\n"
 FAIL = "def test_bad():\n    assert 1 + 1 == 3\n"
@@ -59,27 +59,12 @@ def make_project(repo: Repo, props: Mapping[str, str], *, table: str = "",
         lines.append(f"python = {json.dumps(python)}")
     if any(KEEPS_STATE in source for source in props.values()) and "sandbox" not in table:
         lines.append('sandbox = "off"')
-    pyproject = "\n".join(lines) + "\n" + table
-    repo.write("pyproject.toml", pyproject)
-    repo.write("fixtures/cases.json", '{"retries": 3}\n')
-    for name, source in props.items():
-        repo.write(f"properties/test_{name}.py", source)
+    files = {"pyproject.toml": "\n".join(lines) + "\n" + table,
+             "fixtures/cases.json": '{"retries": 3}\n',
+             **{f"properties/test_{name}.py": source for name, source in props.items()}}
     if freeze is not None:
-        repo.write("freeze_set.json", json.dumps(freeze, indent=2) + "\n")
-    pin(repo)
-    if commit:
-        repo.commit_all("project")
-    return repo
-
-
-def pin(repo: Repo) -> None:
-    from ballot_guard import config, pin as pins
-
-    root = str(repo.path)
-    cfg = config.load_worktree(root)
-    got = pins.digest_worktree(root, cfg)
-    assert got.digest is not None
-    pins.write_pin(root, cfg.digest_file, got.digest)
+        files["freeze_set.json"] = json.dumps(freeze, indent=2) + "\n"
+    return adopted_repo(repo, files, message="project" if commit else None)
 
 
 def read_json(path: Path) -> Any:

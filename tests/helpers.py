@@ -9,7 +9,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Literal, Mapping, Sequence
 
 from ballot_guard.main import main
 
@@ -79,6 +79,45 @@ def init_repo(path: Path) -> Repo:
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
     return Repo(path)
+
+
+PLACEHOLDER_PIN = "sha256-v2:" + "0" * 64 + "\n"  # a pin file that holds, as a file
+
+
+def pin(repo: Repo, via: Literal["api", "cli"] = "api") -> None:
+    """Pin the fixtures as they are now: through the library, or as a user would
+    (``ballot-guard digest --pin``)."""
+    if via == "cli":
+        res = run_cli(["digest", "--pin"], repo.path)
+        assert res.code == 0, res.err
+        return
+    from ballot_guard import config, pin as pins
+
+    root = str(repo.path)
+    cfg = config.load_worktree(root)
+    got = pins.digest_worktree(root, cfg)
+    assert got.digest is not None
+    pins.write_pin(root, cfg.digest_file, got.digest)
+
+
+def adopted_repo(repo: Repo | Path, files: Mapping[str, str | bytes], *,
+                 pin_with: Literal["api", "cli"] | str | None = "api",
+                 message: str | None = "adopt ballot-guard", **commit: Any) -> Repo:
+    """The one builder of an adopted repository: ``files`` written, the fixtures pinned
+    (``pin_with`` "api" or "cli" computes the real pin; None writes none yet; any other
+    string is written as the pin file's content, for tests where the pin's value does
+    not matter), and one commit (none when ``message`` is None).  Returns the repository."""
+    if isinstance(repo, Path):
+        repo = init_repo(repo)
+    for rel, content in files.items():
+        repo.write(rel, content)
+    if pin_with == "api" or pin_with == "cli":
+        pin(repo, pin_with)
+    elif pin_with is not None:
+        repo.write("fixture_digest.txt", pin_with)
+    if message is not None:
+        repo.commit_all(message, **commit)
+    return repo
 
 
 @dataclass

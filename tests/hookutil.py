@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import Repo, git, init_repo, run_cli
+from tests.helpers import Repo, adopted_repo, git, pin
 
 PROJECT = Path(__file__).resolve().parents[1]  # this project's checkout
 
@@ -71,25 +71,16 @@ def write_flaky(repo: Repo, counter: Path) -> None:
 
 def make_project(path: Path, extra: dict[str, str] | None = None, *,
                  python: bool = True) -> Repo:
-    """An adopted repo on main: billing code, one property, one fixture, the pin committed."""
-    repo = init_repo(path)
-    for rel, content in (extra or {}).items():
-        repo.write(rel, content)
-    repo.write("pyproject.toml", pyproject(python=python))
-    repo.write("billing.py", BILLING)
-    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
-    repo.write("properties/test_bounded_retry.py", PROPERTY)
-    repo.write("fixtures/cards.json", '{"cards": [1, 2, 3]}\n')
-    repo.write("README.md", "# billing\n")
-    repo.commit_all("import")
-    pin(repo)
+    """An adopted repo on main: billing code, one property, one fixture, the pin committed
+    (two commits: the import, then the pin, as a user adopts)."""
+    repo = adopted_repo(path, {
+        **(extra or {}), "pyproject.toml": pyproject(python=python), "billing.py": BILLING,
+        "conftest.py": "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n",
+        "properties/test_bounded_retry.py": PROPERTY, "fixtures/cards.json": '{"cards": [1, 2, 3]}\n',
+        "README.md": "# billing\n"}, pin_with=None, message="import")
+    pin(repo, "cli")
     repo.commit_all("pin the fixtures")
     return repo
-
-
-def pin(repo: Repo) -> None:
-    res = run_cli(["digest", "--pin"], repo.path)
-    assert res.code == 0, res.err
 
 
 def bare_remote(repo: Repo, tmp: Path, name: str = "origin") -> Path:

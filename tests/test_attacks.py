@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, init_repo, run_cli
-from tests.scope_support import BOT, adopt
+from tests.helpers import Repo, adopted_repo, init_repo, run_cli
+from tests.scope_support import BOT, SOURCES, adopt, judged_as
 
 PROP = "properties/test_retry.py"
 
@@ -387,7 +387,7 @@ def _freeze_history(repo: Repo) -> None:
     repo.commit_all("freeze history", author="Human <h@example.com>")
 
 
-@pytest.mark.parametrize("source", ["staged", "commit", "patch"])
+@pytest.mark.parametrize("source", SOURCES)
 def test_deleting_the_freeze_file_loses_history_and_is_blocked(source: str,
                                                                   tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "repo")
@@ -395,15 +395,7 @@ def test_deleting_the_freeze_file_loses_history_and_is_blocked(source: str,
     _freeze_history(repo)
     repo.remove("freeze_set.json")
     repo.stage()
-    if source == "staged":
-        args = ["--staged"]
-    elif source == "commit":
-        args = ["--commit", repo.commit("drop the freeze file", author="Human <h@example.com>")]
-    else:
-        patch = tmp_path / "p.diff"
-        patch.write_bytes(repo.git("diff", "--cached", "--binary").encode())
-        repo.git("reset", "-q")
-        args = ["--patch", str(patch)]
+    args = judged_as(repo, source, tmp_path, author="Human <h@example.com>", hard=False)
     res = run_cli(["scope", *args, "--json"], repo.path)
     assert res.code == 1, res.out
     assert [r["rule"] for r in res.json()["reasons"]] == [4]
@@ -435,12 +427,11 @@ def test_after_the_pin_is_deleted_commits_are_still_judged_and_the_gate_refuses_
 def _pinned_repo(tmp_path: Path) -> Repo:
     repo = init_repo(tmp_path / "repo")
     adopt(repo, AGENTS)
-    assert run_cli(["digest", "--pin"], repo.path).code == 0
-    repo.commit_all("a real pin", author="Human <h@example.com>")
-    return repo
+    return adopted_repo(repo, {}, pin_with="cli", message="a real pin",
+                        author="Human <h@example.com>")
 
 
-@pytest.mark.parametrize("source", ["staged", "commit", "patch"])
+@pytest.mark.parametrize("source", SOURCES)
 def test_a_re_pinned_fixture_link_to_a_behaviour_file_is_blocked(source: str,
                                                                   tmp_path: Path) -> None:
     """v2 pins a link's target string: ``fixtures/data.json -> ../src/app.py`` re-pinned
@@ -449,17 +440,7 @@ def test_a_re_pinned_fixture_link_to_a_behaviour_file_is_blocked(source: str,
     repo.symlink("fixtures/data.json", "../src/app.py")
     assert run_cli(["digest", "--pin"], repo.path).code == 0
     repo.stage()
-    if source == "staged":
-        args = ["--staged"]
-    elif source == "commit":
-        args = ["--commit", repo.commit("link data", author="Human <h@example.com>")]
-    else:
-        patch = tmp_path / "p.diff"
-        patch.write_bytes(repo.git("diff", "--cached", "--binary").encode())
-        repo.git("reset", "-q")
-        repo.git("checkout", "--", "fixture_digest.txt")
-        repo.remove("fixtures/data.json")
-        args = ["--patch", str(patch)]
+    args = judged_as(repo, source, tmp_path, author="Human <h@example.com>")
     res = run_cli(["scope", *args, "--json"], repo.path)
     assert res.code == 1, res.out
     assert [r["rule"] for r in res.json()["reasons"]] == [3]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import Repo, run_cli
-from tests.hookutil import make_project, pin, pyproject
+from tests.helpers import pin
+from tests.hookutil import make_project, pyproject
 
 
 @pytest.fixture
@@ -186,7 +187,7 @@ def test_the_pins_state_is_reported(guarded: Repo) -> None:
     code, data = doctor_json(guarded)
     assert data["pin"]["ok"] is False  # type: ignore[index]
     assert data["pin"]["problem"]  # type: ignore[index]
-    pin(guarded)
+    pin(guarded, "cli")
     code, data = doctor_json(guarded)
     assert code == 0 and data["pin"]["ok"] is True  # type: ignore[index]
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ballot_guard import tables
 from tests.helpers import Repo
-from tests.scope_support import adopt, scope_json
+from tests.scope_support import SOURCES, adopt, judged_as, scope_json
 
 BASE_TOML = """\
 [project]
@@ -80,7 +80,7 @@ def test_ini_default_section_is_ordinary_data() -> None:
 
 # --- on real repositories --------------------------------------------------------------------
 
-@pytest.mark.parametrize("source", ["staged", "commit", "patch"])
+@pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("new, oracle, behavior, neutral", [
     (BASE_TOML.replace("repeats = 2", "repeats = 3"), ["pyproject.toml"], [], []),
     (BASE_TOML.replace('"1.0"', '"1.1"'), [], ["pyproject.toml"], []),
@@ -99,17 +99,7 @@ def test_table_file_on_every_source(repo: Repo, tmp_path: Path, source: str, new
     else:
         repo.write("pyproject.toml", new)
         repo.stage()
-    if source == "staged":
-        code, out = scope_json(repo)
-    elif source == "commit":
-        repo.commit("edit")
-        code, out = scope_json(repo, "--commit", "HEAD")
-    else:
-        diff = repo.git("diff", "--cached")
-        repo.git("reset", "-q", "--hard")
-        f = tmp_path / "p.diff"
-        f.write_text(diff)
-        code, out = scope_json(repo, "--patch", str(f))
+    code, out = scope_json(repo, *judged_as(repo, source, tmp_path))
     assert (out["oracle"], out["behavior"], out["neutral"]) == (oracle, behavior, neutral)
     assert code == (1 if oracle and behavior else 0)
 

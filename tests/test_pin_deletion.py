@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import Repo, run_cli
-from tests.hookutil import make_project, pin
+from tests.helpers import pin
+from tests.hookutil import make_project
 
 PIN = "fixture_digest.txt"
 AGENTS = 'agents = ["*[bot]*"]\n'
@@ -40,7 +41,7 @@ def test_a_human_deleting_the_pin_alone_is_ok_and_then_nobody_votes(project: Rep
     assert ci.code == 2, ci.out + ci.err
     assert "no pinned digest" in ci.out + ci.err
     # a pin back, and the gate votes again
-    pin(project)
+    pin(project, "cli")
     project.commit_all("pin again")
     assert run_cli(["gate", "--seed", "1"], project.path).code == 0
 
@@ -111,7 +112,7 @@ def test_a_deleted_pin_does_not_take_the_repository_back_to_before_adoption(
     # a pin put back together with a property edit and code is judged, not "adoption"
     project.write("properties/test_charge.py", "def test_charge():\n    assert 1\n")
     project.write("billing.py", "def charge(*a, **k):\n    return 0\n")
-    pin(project)
+    pin(project, "cli")
     repin = project.commit_all("pin again, with the change")
     res = run_cli(["scope", "--commit", repin, "--json"], project.path)
     assert res.code == 1, res.out

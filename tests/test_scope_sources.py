@@ -9,7 +9,7 @@ import pytest
 
 from ballot_guard import scope
 from tests.helpers import Repo, init_repo, run_bg
-from tests.scope_support import adopt, scope_json
+from tests.scope_support import SOURCES, Source, adopt, judged_as, scope_json
 from tests.scope_support import scope as run_scope
 
 # --- staged ---------------------------------------------------------------------------------
@@ -251,21 +251,9 @@ def test_binary_patch_without_data_is_judged_from_headers(repo: Repo, tmp_path: 
 
 # --- kinds of file change, on every source ---------------------------------------------------
 
-SOURCES = ("staged", "commit", "patch")
-
-
-def _judge(repo: Repo, source: str, tmp_path: Path) -> dict:  # type: ignore[type-arg]
+def _judge(repo: Repo, source: Source, tmp_path: Path) -> dict:  # type: ignore[type-arg]
     """Judge what is staged now through one source."""
-    if source == "staged":
-        return scope_json(repo)[1]
-    if source == "commit":
-        repo.commit("change")
-        return scope_json(repo, "--commit", "HEAD")[1]
-    diff = repo.git("diff", "--cached", "--binary")
-    repo.git("reset", "-q", "--hard")
-    f = tmp_path / "change.diff"
-    f.write_bytes(diff.encode("utf-8", "surrogateescape"))
-    return scope_json(repo, "--patch", str(f))[1]
+    return scope_json(repo, *judged_as(repo, source, tmp_path))[1]
 
 
 @pytest.mark.parametrize("source", SOURCES)

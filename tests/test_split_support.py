@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import Repo
+from tests.helpers import Repo, adopted_repo
 
 
 def worktree(repo: Repo) -> dict[str, Any]:
@@ -62,12 +62,9 @@ def index(repo: Repo) -> dict[str, tuple[str, str]]:
 
 def base_repo(repo: Repo) -> Repo:
     """A repo with the seed's layout, adopted (a pinned digest file) and one commit."""
-    repo.write("properties/test_retry.py", "def test_retry():\n    assert True\n")
-    repo.write("fixtures/cases.json", "[1, 2, 3]\n")
-    repo.write("fixture_digest.txt", "0" * 64 + "\n")
-    repo.write("src/billing.py", "RETRIES = 3\n")
-    repo.write("src/ledger.py", "LEDGER = []\n")
-    repo.write("README.md", "# demo\n")
-    repo.commit_all("base")
-    return repo
+    return adopted_repo(repo, {
+        "properties/test_retry.py": "def test_retry():\n    assert True\n",
+        "fixtures/cases.json": "[1, 2, 3]\n", "src/billing.py": "RETRIES = 3\n",
+        "src/ledger.py": "LEDGER = []\n", "README.md": "# demo\n"},
+        pin_with="0" * 64 + "\n", message="base")
 
