@@ -43,6 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -201,12 +202,13 @@ def timing(base: Path, rounds: int) -> None:
             (repo / "properties" / f"test_{name}.py").write_text(
                 TIGHT.format(budget=limit, n=n))
         git(repo, "commit", "-q", "-am", "budget")
-    sides = {"plain pytest, one per run": (lambda: plain_runs(repos["hermetic"], names * 2)),
-             "gate --jobs 1, hermetic": (lambda: gate_runs(repos["hermetic"], 1)),
-             "  same, none prepared ahead": (lambda: gate_runs(repos["hermetic"], 1,
-                                                                ahead=False)),
-             "gate --jobs 1, sandbox": (lambda: gate_runs(repos["sandbox"], 1)),
-             "gate --jobs 2, sandbox": (lambda: gate_runs(repos["sandbox"], 2))}
+    sides: dict[str, Callable[[], tuple[int, int]]] = {
+        "plain pytest, one per run": (lambda: plain_runs(repos["hermetic"], names * 2)),
+        "gate --jobs 1, hermetic": (lambda: gate_runs(repos["hermetic"], 1)),
+        "  same, none prepared ahead": (lambda: gate_runs(repos["hermetic"], 1,
+                                                      ahead=False)),
+        "gate --jobs 1, sandbox": (lambda: gate_runs(repos["sandbox"], 1)),
+        "gate --jobs 2, sandbox": (lambda: gate_runs(repos["sandbox"], 2))}
     got = {side: [0, 0] for side in sides}
     loads = []
     for _ in range(rounds):  # interleaved, so every side sees the same load
