@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ballot_guard import freeze
 
@@ -17,8 +18,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "freeze"
 FILES = sorted(FIXTURES.glob("*.json"))
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
-stamps = st.builds("2026-{:02d}-{:02d}T{:02d}:00:00Z".format, st.integers(1, 12), st.integers(1, 28),
-                   st.integers(0, 23))
+stamps = st.builds("2026-{:02d}-{:02d}T{:02d}:00:00Z".format,
+                   st.integers(1, 12), st.integers(1, 28), st.integers(0, 23))
 records = st.fixed_dictionaries({
     "frozen_at": stamps, "ballots": st.lists(st.sampled_from(["pass", "fail", "timeout"]),
                                              min_size=2, max_size=5),

@@ -5,7 +5,8 @@ deleted ref or a new branch.
 """
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ballot_guard.prepush import PushRef, parse_push_lines
 

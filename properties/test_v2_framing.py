@@ -7,7 +7,8 @@ end of its path, or from one file to the next.
 """
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ballot_guard.digest import framing
 
