@@ -1,9 +1,9 @@
 """The base a change is judged by: its commit, its config, whether it adopted the pin.
 
 Records here are ``NamedTuple`` (a dataclass costs a millisecond to create at import,
-and this runs on every commit).  One ``git cat-file --batch`` reads the base commit, its ``pyproject.toml`` and
-whether it holds the default digest file, so the commit-time hook pays one git
-process for all three (a config naming another digest file costs one more).
+and this runs on every commit).  One ``git cat-file --batch`` reads the base commit, its
+``pyproject.toml`` and whether it holds the default digest file, so the commit-time hook pays one
+git process for all three (a config naming another digest file costs one more).
 """
 from __future__ import annotations
 

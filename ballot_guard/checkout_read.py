@@ -4,8 +4,8 @@
 But reading 100,000 small loose objects through ``git cat-file`` costs git an
 ``open`` and an inflate each, several times what reading the same files from
 a checkout costs (packed, they come out faster than a checkout reads them, and
-are left to git: ``mostly_loose`` samples which it is).  So each small file or link of the pack is read from the
-working tree and kept only if its git object id, computed here (the object
+are left to git: ``mostly_loose`` samples which it is).  So each small file or link of the pack is
+read from the working tree and kept only if its git object id, computed here (the object
 format's hash of ``blob <size>\\0`` and the content), is the blob's id in the
 tree: then they are the same bytes.  Anything else (a missing or changed file,
 a file too large to hold, a FIFO swapped in) is read from git, in order.  When

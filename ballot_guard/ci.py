@@ -161,8 +161,8 @@ def patch_section(patch: str) -> str:
     fence = "`" * max(3, 1 + max((len(run) for run in patch.split() if set(run) == {"`"}),
                                  default=0))
     return ("### Freeze patch\n\nThis checkout is thrown away: apply this patch in your clone "
-            "(`git apply --index freeze.patch`) and commit it alone, in a reviewed commit, or the next "
-            "run will vote on the flaky property again.\n\n"
+            "(`git apply --index freeze.patch`) and commit it alone, in a reviewed commit, or "
+            "the next run will vote on the flaky property again.\n\n"
             f"{fence}diff\n{patch}{'' if patch.endswith(chr(10)) else chr(10)}{fence}\n\n")
 
 
@@ -241,7 +241,8 @@ def summary(j: Judgement) -> str:
         state = "holds" if check.ok else "**drift**"
         out += [f"### Fixture pin at `{tip[:12]}`: {state}", "",
                 f"- pinned: `{check.pinned}` ({check.format})", f"- actual: `{check.actual}`"]
-        out += [f"- {_cell(d)}" for d in ([check.problem] if check.problem else []) + list(check.details)]
+        problems = [check.problem] if check.problem else []
+        out += [f"- {_cell(d)}" for d in [*problems, *check.details]]
         out.append("")
     for tip, card in j.scorecards.items():
         if not card:

@@ -22,7 +22,8 @@ import contextlib
 import io
 import sys
 import unicodedata
-from typing import IO, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import IO
 
 _ESCAPE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

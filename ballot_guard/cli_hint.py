@@ -48,8 +48,8 @@ def lines(environ: Mapping[str, str], prefix: str | None = None) -> list[str]:
     prefix = sys.prefix if prefix is None else prefix
     if not from_framework(environ, prefix) or on_user_path(environ, prefix):
         return []
-    out = ["ballot-guard: ballot-guard came through pre-commit, so it is not on your PATH; "
-           "run the commands above as:"]
+    out = [("ballot-guard: ballot-guard came through pre-commit, so it is not on your PATH; "
+            "run the commands above as:")]
     for command, hook in MANUAL.items():
         extra = {"ballot-unfreeze": " (every frozen voter)",
                  "ballot-pin": " (stage the fixtures first: pre-commit stashes the rest)",

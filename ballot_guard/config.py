@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import posixpath
 import sys
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Literal, Mapping, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ballot_guard.errors import CannotJudge
 

@@ -102,12 +102,13 @@ def holds_a_test(source: bytes) -> bool:
     """Whether a property module defines a test pytest would collect (by name)."""
     tree = ast.parse(source)
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and node.name.startswith("test"):
             return True
-        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and n.name.startswith("test") for n in node.body):
-                return True
+        if isinstance(node, ast.ClassDef) and node.name.startswith("Test") and any(
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name.startswith("test") for n in node.body):
+            return True
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id.startswith("test") for t in node.targets):
             return True
@@ -203,7 +204,7 @@ def findings(root: str, config: cfg.Config, voters: Mapping[str, str],
             found.append(Finding("oracle-dir", f"{key} {rel}/ is missing"))
         elif not any(files for _, _, files in os.walk(path)):
             found.append(Finding("oracle-dir", f"{key} {rel}/ is empty"))
-    for name, rel in voters.items():
+    for rel in voters.values():
         try:
             with open(os.path.join(root, rel), "rb") as f:
                 ok = holds_a_test(f.read())
@@ -271,7 +272,8 @@ def examine(root: str, environ: Mapping[str, str] | None = None) -> Report:
                   "pytest_randomly": None, "error": str(exc)}
     idents = identity.committing_identities(root)
     matched = [(i, p) for i in idents for p in config.agents if identity.matches(p, i)]
-    who = {"identities": list(dict.fromkeys(idents)), "agent": bool(matched) or bool(env.get("BALLOT_GUARD_AGENT")),
+    who = {"identities": list(dict.fromkeys(idents)),
+           "agent": bool(matched) or bool(env.get("BALLOT_GUARD_AGENT")),
            "pattern": matched[0][1] if matched else None}
     folder = install.hooks_dir(root)
     hooks = {stage: _hook_kind(os.path.join(folder, stage)) for stage in install.HOOKS}

@@ -12,11 +12,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
-from ballot_guard.errors import CannotJudge
 from ballot_guard.atomic import json_bytes, write_bytes
+from ballot_guard.errors import CannotJudge
 from ballot_guard.state import parse_utc
 
 Event = Mapping[str, Any]
@@ -146,7 +147,7 @@ def merge(mine: FreezeFile, theirs: FreezeFile) -> FreezeFile:
 def assign(ff: FreezeFile, name: str, owner: str, note: str, at: str) -> FreezeFile:
     if name not in ff.frozen:
         raise CannotJudge(f"{name!r} is not frozen")
-    rec = {**{k: None for k in RECORD_KEYS}, **ff.record(name), "owner": owner, "note": note}
+    rec = {**dict.fromkeys(RECORD_KEYS), **ff.record(name), "owner": owner, "note": note}
     event = {"event": "assigned", "name": name, "at": at, "owner": owner, "note": note}
     return replace(ff, records={**ff.records, name: rec}, history=(*ff.history, event))
 
@@ -175,13 +176,13 @@ def review(ff: FreezeFile, review_days: int, now: float) -> list[tuple[str, str]
     for name in ff.frozen:
         rec = ff.record(name)
         if not rec.get("owner") or not rec.get("note"):
-            problems.append((name, "no owner or repair note (ballot-guard freeze assign "
-                                   f"{name} --owner WHO --note TEXT)"))
+            problems.append((name, ("no owner or repair note (ballot-guard freeze assign "
+                                    f"{name} --owner WHO --note TEXT)")))
             continue
         stamp = parse_utc(last_review(ff, name) or "")
         if stamp is None:
             problems.append((name, "no review date on record"))
         elif now - stamp > review_days * 86400:
-            problems.append((name, f"last reviewed {last_review(ff, name)}, more than "
-                                   f"{review_days} days ago"))
+            problems.append((name, (f"last reviewed {last_review(ff, name)}, more than "
+                                    f"{review_days} days ago")))
     return problems

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 _LIMIT = 200
-_TIME = re.compile(r"\b(time|clock|date|datetime|sleep|monotonic|now|timeout)\b", re.I)
+_TIME = re.compile(r"\b(time|clock|date|datetime|sleep|monotonic|now|timeout)\b", re.IGNORECASE)
 
 
 def excerpt(output: str) -> str:
@@ -34,7 +35,7 @@ def cause(outcomes: Sequence[str]) -> str:
                 "the next (a file, a cache, a row) or the clock")
     if not passes[0] and all(passes[1:]):
         return "the first run failed and the later ones passed: a warm-up (created on first use)"
-    if len(outcomes) > 2 and all(a != b for a, b in zip(passes, passes[1:])):
+    if len(outcomes) > 2 and all(a != b for a, b in pairwise(passes)):
         return "the runs alternate: state that one run leaves and the next one clears"
     return "no order: timing, concurrency, or randomness not drawn from the seed"
 
@@ -46,7 +47,8 @@ def describe(name: str, prop: Mapping[str, Any]) -> str:
                 f"repair it, then `ballot-guard unfreeze {name}`")
     runs = [r for r in prop.get("runs") or [] if isinstance(r, Mapping)]
     outcomes = [str(r.get("outcome")) for r in runs]
-    failing = [str(r.get("failure")) for r in runs if r.get("outcome") != "pass" and r.get("failure")]
+    failing = [str(r.get("failure")) for r in runs
+               if r.get("outcome") != "pass" and r.get("failure")]
     shown = f"; a failing run showed `{failing[0]}`" if failing else ""
     clock = " (it names time: a fake clock may be what it needs)" \
         if failing and _TIME.search(failing[0]) else ""

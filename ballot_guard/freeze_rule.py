@@ -10,7 +10,8 @@ side that cannot be parsed has no names or history to lose.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ballot_guard.freeze import FreezeFile

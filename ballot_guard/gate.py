@@ -15,18 +15,31 @@ import secrets
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, \
-    Sequence
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from ballot_guard import git, git_ground, isolation, oracle_blobs, oracle_watch, plugin_rule, \
-    schedule
+from ballot_guard import (
+    git,
+    git_ground,
+    isolation,
+    oracle_blobs,
+    oracle_watch,
+    plugin_rule,
+    schedule,
+)
 from ballot_guard.ballot import Ballot, decide, exit_code
 from ballot_guard.config import Config, ConfigError, load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import CANNOT_JUDGE, DRIFT
-from ballot_guard.runner import Run, RunnerInfo, Session, check_not_tracked, find_interpreter, \
-    run_env
+from ballot_guard.runner import (
+    Run,
+    RunnerInfo,
+    Session,
+    check_not_tracked,
+    find_interpreter,
+    run_env,
+)
 from ballot_guard.scorecard import Known
 from ballot_guard.shard import ShardSpec, assign, load_durations, record, seed_of_commit
 from ballot_guard.state import state_dir, utc_now

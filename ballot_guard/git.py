@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Iterator, Mapping, NamedTuple, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 from ballot_guard.errors import CannotJudge
 
@@ -72,8 +73,7 @@ def run(
             cwd=cwd,
             env=None if env is None else dict(env),
             input=input,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             check=False,
         )
     except FileNotFoundError as exc:
@@ -168,7 +168,8 @@ def toplevel(cwd: str = ".") -> str:
     """The repository's work-tree root, or CannotJudge when cwd is not in a repo."""
     res = run(["rev-parse", "--show-toplevel"], cwd=cwd, check=False)
     if res.code != 0 or not res.stdout.strip():
-        raise CannotJudge(f"not a git repository (or not inside a work tree): {os.path.abspath(cwd)}")
+        raise CannotJudge(
+            f"not a git repository (or not inside a work tree): {os.path.abspath(cwd)}")
     return os.fsdecode(res.stdout.rstrip(b"\n"))
 
 
@@ -281,7 +282,7 @@ class Snapshot(NamedTuple):
         if self.rev is None:
             return [self.read(p) for p in paths]
         plain = [p for p in paths if "\n" not in p and "\r" not in p]
-        found = dict(zip(plain, blobs(self.root, [f"{self.rev}:{p}" for p in plain])))
+        found = dict(zip(plain, blobs(self.root, [f"{self.rev}:{p}" for p in plain]), strict=True))
         return [found.get(p) for p in paths]
 
     def entries_at(self, paths: Sequence[str]) -> list[TreeEntry]:
@@ -347,7 +348,7 @@ class BlobReader:
         import tempfile
 
         self._bulk = bulk
-        self._err = tempfile.TemporaryFile()
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         try:
             self._proc = subprocess.Popen(
                 [*_BASE, "cat-file", "--batch", *(["--buffer"] if bulk else [])], cwd=root,
@@ -387,7 +388,8 @@ class BlobReader:
             raise self._fail(f"stream ended before object {oid}")
         parts = line.split()
         if len(parts) != 3 or parts[1] != b"blob":
-            raise self._fail(f"object {oid} is not a blob ({line.decode(errors='replace').strip()})")
+            what = line.decode(errors="replace").strip()
+            raise self._fail(f"object {oid} is not a blob ({what})")
         return int(parts[2])
 
     def _chunks(self, oid: str, size: int) -> Iterator[bytes]:

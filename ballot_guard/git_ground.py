@@ -29,8 +29,9 @@ import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple, Sequence
+from typing import NamedTuple
 
 from ballot_guard import git
 
@@ -77,7 +78,8 @@ def locate(top: str, environ: Mapping[str, str] | None = None) -> Ground:
     listing = git.run(["config", "--list", "--show-origin", "-z"], cwd=top, env=env,
                       check=False).stdout
     items = listing.split(b"\0")
-    for origin, entry in zip(items[0::2], items[1::2]):
+    # strict=False: the output's last NUL leaves one empty item over
+    for origin, entry in zip(items[0::2], items[1::2], strict=False):
         key, _, value = entry.partition(b"\n")
         if origin.startswith(b"file:"):
             configs.add(os.path.normpath(os.path.join(top, os.fsdecode(origin[5:]))))

@@ -156,14 +156,14 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
         if paths is not None:
             return list(map(tuple.__new__, repeat(FileChange), [
                 (status, path, None, old_mode, new_mode)
-                for path, (_, status, old_mode, new_mode) in zip(paths, known)]))
+                for path, (_, status, old_mode, new_mode) in zip(paths, known, strict=True)]))
     changes: list[FileChange] = []
     append = changes.append
     starts: list[int] = []
     found: list[Any] = []  # the records read section by section
     new_tuple = tuple.__new__
     try:
-        for i, groups in enumerate(files):
+        for i in range(len(files)):
             shape = shapes[i]
             if shape is not None:
                 name, status, old_mode, new_mode = shape

@@ -28,9 +28,8 @@ def _under(path: str, folder: str) -> bool:
 
 
 def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
-    from ballot_guard.scope import judge_staged, print_verdict
-
     from ballot_guard.amend import amending
+    from ballot_guard.scope import judge_staged, print_verdict
 
     env = dict(os.environ if environ is None else environ)
     against = _amended_base(root) if amending() else "HEAD"

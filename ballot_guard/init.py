@@ -13,13 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ballot_guard import config as cfg
-from ballot_guard import git
-from ballot_guard import pin
+from ballot_guard import git, pin
 from ballot_guard.atomic import write_bytes
 from ballot_guard.digest import Digest
 from ballot_guard.errors import CannotJudge
-from ballot_guard.init_edits import (PRE_COMMIT_CONFIG, PYPROJECT, Refusal, precommit_edit,
-                                     pyproject_edit)
+from ballot_guard.init_edits import (
+    PRE_COMMIT_CONFIG,
+    PYPROJECT,
+    Refusal,
+    precommit_edit,
+    pyproject_edit,
+)
 from ballot_guard.source import Source
 
 WORKFLOW = ".github/workflows/ballot-guard.yml"

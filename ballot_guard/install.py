@@ -29,7 +29,8 @@ _PLACEHOLDER = "BALLOT_GUARD_PYTHON=''"
 class Action:
     hook: str
     path: str
-    what: str  # "installed", "updated", "kept legacy", "removed", "restored legacy", "absent", "foreign"
+    # "installed", "updated", "kept legacy", "removed", "restored legacy", "absent", "foreign"
+    what: str
 
 
 def hooks_dir(root: str) -> str:

@@ -16,8 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge
@@ -112,8 +112,8 @@ def _tracked(root: str, rev: str | None, path: str) -> bool:
     from ballot_guard import git
 
     top = os.path.realpath(root)
-    for cand in {os.path.abspath(path), os.path.realpath(path)}:
-        cand = os.path.realpath(os.path.dirname(cand)) + os.sep + os.path.basename(cand)
+    for given in {os.path.abspath(path), os.path.realpath(path)}:
+        cand = os.path.realpath(os.path.dirname(given)) + os.sep + os.path.basename(given)
         if not cand.startswith(top + os.sep):
             continue
         rel = os.path.relpath(cand, top).replace(os.sep, "/")

@@ -9,7 +9,8 @@ the gate's header.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ballot_guard import git
 from ballot_guard.config import Config

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NoReturn, Sequence
+from collections.abc import Sequence
+from typing import NoReturn
 
 from ballot_guard import __version__
 from ballot_guard.ci_log import guard
@@ -83,7 +84,7 @@ def _dispatch(parser: Parser, args_list: list[str]) -> int:
     except OSError as exc:
         print(f"ballot-guard: error: {exc}", file=sys.stderr)
         return CANNOT_JUDGE
-    except Exception as exc:  # noqa: BLE001 - the one top-level handler: never a traceback
+    except Exception as exc:  # the one top-level handler: never a traceback
         if os.environ.get("BALLOT_GUARD_DEBUG"):
             raise
         print(f"ballot-guard: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -79,7 +79,7 @@ def _diff(root: str, a: str, b: str, env: dict[str, str] | None = None) -> dict[
 
 def brought_in(root: str, parents: Sequence[str]) -> list[str]:
     """The commits a merge of ``parents`` brings into its first parent's line."""
-    others = [p for p in parents[1:]]
+    others = list(parents[1:])
     data = git.out(["rev-list", *others, f"^{parents[0]}", "--"], cwd=root)
     return data.decode().split()
 
@@ -138,7 +138,7 @@ def own_changes(root: str, sha: str, parents: Sequence[str]) -> tuple[FileChange
                     del own[p]
         if own:
             with tempfile.TemporaryDirectory(prefix="ballot-guard-merge-") as scratch:
-                for other, side in zip(parents[1:], sides):
+                for other, side in zip(parents[1:], sides, strict=True):
                     merged, conflicted = three_way(root, first, other, scratch)
                     for p in [p for p in own if p not in conflicted and p in merged]:
                         if merged[p].new == own[p].new and (p, side[p]) in made:

@@ -119,7 +119,7 @@ def doctest_globs(root: str, rev: str, properties_dir: str) -> tuple[str, ...]:
 
     names = [f"{a}/{n}" if a else n for a in ancestors(properties_dir) for n in PYTEST_FILES]
     globs = [DEFAULT_DOCTEST_GLOB]
-    for name, data in zip(names, git.Snapshot(root, rev).read_many(names)):
+    for name, data in zip(names, git.Snapshot(root, rev).read_many(names), strict=True):
         if data is not None and b"doctest-glob" in data:
             globs += globs_of_args(_addopts(_judge_tables(name, data)))
     return tuple(dict.fromkeys(globs))

@@ -73,7 +73,7 @@ def normal(path: str) -> str:
         path = unicodedata.normalize("NFC", path)
     if "\\" in path:
         path = path.replace("\\", "/")
-    if "//" in path or "." in path and ("./" in path or path.endswith(".")) \
+    if "//" in path or ("." in path and ("./" in path or path.endswith("."))) \
             or path.endswith("/"):
         path = posixpath.normpath(path) if path else path
         return "" if path == "." else path
@@ -111,7 +111,7 @@ def _runner_paths(root: str, python: str | None) -> tuple[list[str], list[str]]:
     dirs = []
     if posixpath.basename(parent).casefold() in ("bin", "scripts"):
         venv = posixpath.dirname(parent)
-        dirs.append(venv if venv else parent)
+        dirs.append(venv or parent)
     return [rel], dirs
 
 
@@ -264,7 +264,7 @@ def classify(root: str, config: Config, change: Change, old: Snapshot,
             neutral = list(compress(paths, flags))
             behavior = list(compress(paths, map(not_, flags)))
         paths = ()
-    for path, norm, key in zip(paths, norms, keys):
+    for path, norm, key in zip(paths, norms, keys, strict=False):  # paths () once sorted
         if key in files or key in dirs or key.startswith(prefixes) or (
                 oracle_match is not None and oracle_match(key)):
             oracle.append(path)

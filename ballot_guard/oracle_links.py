@@ -126,7 +126,8 @@ class Links:
 
         entries = [e for e in snapshot.entries() if e.mode == LINK]
         targets = git.blobs(snapshot.root, [e.oid for e in entries])
-        links = {fold(e.path): os.fsdecode(t) for e, t in zip(entries, targets) if t is not None}
+        links = {fold(e.path): os.fsdecode(t)
+                 for e, t in zip(entries, targets, strict=True) if t is not None}
         links.update(extra or {})
         return cls(snapshot.root, links)
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, Any, Mapping
+from collections.abc import Mapping
+from typing import IO, Any
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 

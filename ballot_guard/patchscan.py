@@ -99,7 +99,8 @@ def record_changes(r: _Record) -> list[FileChange]:
         path = r.plus if r.plus is not None else names[-1]
         main = FileChange("A", normalize(path, lineno=ln), None, None, new_mode)
     else:
-        path = r.plus if r.plus is not None else (r.header_names[-1] if r.header_names else names[0])
+        path = r.plus if r.plus is not None else (
+            r.header_names[-1] if r.header_names else names[0])
         status = "M"
         if old_mode and new_mode and old_mode[:2] != new_mode[:2]:
             status = "T"

@@ -53,14 +53,12 @@ def stretch(lines: list[bytes], first: int, end: int, first_line: int) -> None:
             why = "a unified hunk" + (" indented or encapsulated" if s != raw else "")
         elif s.startswith(b"diff --git "):
             why = "a diff --git header indented or encapsulated"
-        elif s.startswith(b"********") and nxt.startswith(b"*** ") or s == b"*" * 15:
+        elif (s.startswith(b"********") and nxt.startswith(b"*** ")) or s == b"*" * 15:
             why = "a context diff hunk"
         elif s.startswith(b"*** ") and nxt.startswith(b"--- "):
             why = "a context diff header (*** / ---)"
-        elif _COMMAND.match(s):
-            why = "an ed or normal diff command"
-        elif _LOOSE.match(s) and (nxt[:2] in (b"< ", b"> ") or nxt in (b"<", b">")
-                                  or b"." in stripped[j + 1:]):
+        elif _COMMAND.match(s) or (_LOOSE.match(s) and (
+                nxt[:2] in (b"< ", b"> ") or nxt in (b"<", b">") or b"." in stripped[j + 1:])):
             why = "an ed or normal diff command"
         else:
             continue

@@ -62,10 +62,11 @@ def judge_runs(runs: Mapping[K, Sequence[Run]], roots: Sequence[str], config: Co
                 cache[run.plugins] = offenders(run.plugins, roots, config, tree)
             bad = cache.get(run.plugins, [])
             if bad and run.outcome != "error":  # an error keeps its first reason
-                run = dataclasses.replace(run, outcome="error", detail=(
+                out.append(dataclasses.replace(run, outcome="error", detail=(
                     f"pytest loaded {', '.join(bad)} as a plugin: that is behaviour code, and a "
                     "plugin can rewrite outcomes; move it under the oracle (a conftest.py, the "
-                    "properties dir) or add it to oracle_paths"))
-            out.append(run)
+                    "properties dir) or add it to oracle_paths")))
+            else:
+                out.append(run)
         judged[key] = out
     return judged

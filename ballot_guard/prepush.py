@@ -54,7 +54,8 @@ class Target:
 
 
 def parse_push_lines(text: str) -> tuple[PushRef, ...]:
-    """git's pre-push stdin: one line per ref; the local ref may hold spaces (split from the right)."""
+    """git's pre-push stdin: one line per ref; the local ref may hold spaces (split from the
+    right)."""
     refs = []
     for line in text.splitlines():
         if not line.strip():

@@ -10,18 +10,26 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping
+from collections.abc import Mapping
 
 from ballot_guard import freeze, git, oracle_blobs
 from ballot_guard.config import load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN, DRIFT
-from ballot_guard.gate import (Stage, ballots_of, cast, check_digest, check_judge_links,
-                                discover, seed_or_new, spoiled, watched)
+from ballot_guard.gate import (
+    Stage,
+    ballots_of,
+    cast,
+    check_digest,
+    check_judge_links,
+    discover,
+    seed_or_new,
+    spoiled,
+    watched,
+)
 from ballot_guard.report import print_report
 from ballot_guard.scorecard import Known
 from ballot_guard.state import state_dir, utc_now
-
 
 # Runs an unfreeze makes by default, whatever the configured repeats: a voter still
 # flipping half the time passes 7 independent runs in a row only 1 time in 128.

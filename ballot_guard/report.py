@@ -6,7 +6,8 @@ live progress line is written to stderr only when stderr is a terminal.
 from __future__ import annotations
 
 import sys
-from typing import IO, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import IO
 
 from ballot_guard.ballot import FAILING, Ballot, catch_probability, repeats_for
 from ballot_guard.output import use_color
@@ -64,8 +65,8 @@ def table(ballots: Sequence[Ballot], stream: IO[str],
     rows = [(b.name, b.ballot, runs_cell(b), f"{b.seconds:.2f}") for b in ballots]
     head = ("property", "ballot", "runs", "seconds")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
-    for (name, ballot, runs, secs), b in zip(rows, ballots):
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip()]
+    for (name, ballot, runs, secs), b in zip(rows, ballots, strict=True):
         cell = _paint(ballot.ljust(widths[1]), b.ballot, stream, environ)
         lines.append(f"{name.ljust(widths[0])}  {cell}  {runs.ljust(widths[2])}  "
                      f"{secs.rjust(widths[3])}")

@@ -19,15 +19,23 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Mapping, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from ballot_guard import site_watch
 from ballot_guard.errors import CannotJudge
 from ballot_guard.freeze_hint import excerpt
-from ballot_guard.interpreter import (HANDSHAKE_TIMEOUT, RunnerInfo, check_not_tracked,
-                                      find_interpreter, parse_describe, probe, resolve_runner,
-                                      zygote_command)
+from ballot_guard.interpreter import (
+    HANDSHAKE_TIMEOUT,
+    RunnerInfo,
+    check_not_tracked,
+    find_interpreter,
+    parse_describe,
+    probe,
+    resolve_runner,
+    zygote_command,
+)
 from ballot_guard.schedule import Scheduler
 
 __all__ = ["Run", "RunnerInfo", "Session", "check_not_tracked", "find_interpreter",
@@ -311,8 +319,8 @@ class _Zygote:
         self.errlog = errlog
         self.isolation: dict[str, Any] | None = None
         with open(errlog, "ab") as err:
-            self.proc = subprocess.Popen(zygote_command(python, "serve", top=top, tree=cwd)
-                                         + [json.dumps(dict(sandbox))],
+            self.proc = subprocess.Popen([*zygote_command(python, "serve", top=top, tree=cwd),
+                                          json.dumps(dict(sandbox))],
                                          cwd=cwd, env=dict(env),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)

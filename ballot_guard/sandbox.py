@@ -34,7 +34,8 @@ import json
 import os
 import signal
 import sys
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -70,7 +71,7 @@ class Refused(OSError):
 
 
 def _lib() -> Any:
-    global _libc
+    global _libc  # noqa: PLW0603 - loaded once, on first use
     if _libc is None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,

@@ -16,7 +16,7 @@ import collections
 import json
 import threading
 import time
-from typing import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 SPACING_CAP = 10.0  # seconds: the longest pause between two runs of a lone voter
 

@@ -43,8 +43,20 @@ class ScopeContext:
     read its attributes and judge_change fills in the classification.
     """
 
-    __slots__ = ("root", "change", "config", "oracle", "behavior", "neutral", "is_agent",
-                 "old", "make_new", "_new", "agent_why", "patch")
+    __slots__ = (
+        "_new",
+        "agent_why",
+        "behavior",
+        "change",
+        "config",
+        "is_agent",
+        "make_new",
+        "neutral",
+        "old",
+        "oracle",
+        "patch",
+        "root",
+    )
 
     def __init__(self, root: str, change: Change, config: Config, oracle: tuple[str, ...],
                  behavior: tuple[str, ...], neutral: tuple[str, ...], is_agent: bool,
@@ -409,7 +421,7 @@ def _unjudged_brought_in(root: str, merge: str, first_parent: str | None) -> lis
         query = "".join(f"{c[1]}:{digest}\n" for c in with_parent)
         out = git.out(["cat-file", "--batch-check"], cwd=root,
                       input=query.encode("utf-8", "surrogateescape"))
-        for c, line in zip(with_parent, out.decode("utf-8", "replace").splitlines()):
+        for c, line in zip(with_parent, out.decode("utf-8", "replace").splitlines(), strict=True):
             if line.endswith(" missing") or line.split(" ")[1:2] == ["tree"]:
                 found.append(c[0])
     return found

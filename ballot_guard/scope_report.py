@@ -61,12 +61,12 @@ def split_advice(v: Verdict) -> list[str]:
     elif v.change.source == "commit":
         sha = (v.change.commit or "")[:12]
         if 2 in rules:
-            lines += [f"An agent may not change the oracle: {sha} must lose its oracle part, "
-                      "by a human, in a new commit:",
+            lines += [(f"An agent may not change the oracle: {sha} must lose its oracle part, "
+                       "by a human, in a new commit:"),
                       f"  git restore --source={sha}~1 --staged --worktree -- {_q(v.oracle)}",
                       f"  git commit -m 'Take the oracle part out of {sha}'",
-                      "and the oracle change, if it is wanted, lands in a reviewed commit of "
-                      "its own."]
+                      ("and the oracle change, if it is wanted, lands in a reviewed commit of "
+                       "its own.")]
         elif 1 in rules:
             lines += ["Split it into an oracle commit and a behaviour commit:"]
             why_not = head_split_refusal(sha)

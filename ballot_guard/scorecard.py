@@ -11,8 +11,8 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from ballot_guard import __version__
-from ballot_guard.ballot import Ballot
 from ballot_guard.atomic import json_bytes, write_bytes
+from ballot_guard.ballot import Ballot
 from ballot_guard.state import utc_now
 
 SCHEMA = "ballot-guard/scorecard/1"

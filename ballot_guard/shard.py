@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge, UsageError

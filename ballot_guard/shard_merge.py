@@ -12,9 +12,11 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from typing import IO, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
 
-from ballot_guard import git, scorecard as sc
+from ballot_guard import git
+from ballot_guard import scorecard as sc
 from ballot_guard.atomic import write_text
 from ballot_guard.ballot import Ballot, decide, exit_code
 from ballot_guard.config import load_worktree

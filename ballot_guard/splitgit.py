@@ -57,7 +57,7 @@ def parse_raw(data: bytes) -> tuple[Delta, ...]:
     """Deltas from ``git diff-* --raw -z --no-renames`` output."""
     items = git.split_z(data)
     out: list[Delta] = []
-    for meta, path in zip(items[0::2], items[1::2]):
+    for meta, path in zip(items[0::2], items[1::2], strict=True):
         old_mode, new_mode, old_oid, new_oid, status = meta.lstrip(":").split(" ")
         if status == "U":
             raise CannotJudge(f"cannot split: {path} is unmerged; resolve the conflict first")
@@ -187,7 +187,7 @@ _IN_PROGRESS = {"MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
 def refuse_in_progress(root: str) -> None:
     args = [a for name in _IN_PROGRESS for a in ("--git-path", name)]
     paths = git.out(["rev-parse", *args], cwd=root).splitlines()
-    for what, path in zip(_IN_PROGRESS.values(), paths):
+    for what, path in zip(_IN_PROGRESS.values(), paths, strict=True):
         if os.path.exists(os.path.join(root, os.fsdecode(path))):
             raise CannotJudge(f"cannot split: {what} is in progress; finish or abort it first")
 

@@ -34,7 +34,7 @@ def feed_blobs(pack: Pack, frame: Framing) -> None:
 
     items = pack.items
     with BlobReader(pack.root, bulk=True) as reader:
-        for item, (size, chunks) in zip(items, reader.stream([i.oid for i in items])):
+        for item, (size, chunks) in zip(items, reader.stream([i.oid for i in items]), strict=True):
             frame.add(item.kind, item.path, size, chunks)
 
 

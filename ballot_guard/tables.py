@@ -80,7 +80,7 @@ def _ini_section_name(header: str) -> str:
     while configparser names it ``tool:pytest] # [x``."""
     line = f"[{header}]"
     for c in "#;":
-        line = line.split(c)[0].rstrip()
+        line = line.split(c, maxsplit=1)[0].rstrip()
     name = line[1:-1] if line.endswith("]") else header
     return name.strip()
 

@@ -126,7 +126,7 @@ def chunks(name: str, text: str) -> list[Chunk]:
             _toml_scan(line, state)
     seen: dict[str, int] = {}
     out = []
-    for key, body in zip(keys, bodies):
+    for key, body in zip(keys, bodies, strict=True):
         seen[key] = seen.get(key, -1) + 1
         out.append(Chunk((key, seen[key]), "".join(body)))
     return out

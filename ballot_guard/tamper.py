@@ -248,7 +248,7 @@ class _Walker:
                 self.add(t, f"sets the judge's environment ({key})")
             elif name is not None and self._judged(name):
                 self.add(t, f"{verb} {name}")
-            elif base is not None and (base.endswith(".__dict__") and self._judged(base[:-9])
+            elif base is not None and ((base.endswith(".__dict__") and self._judged(base[:-9]))
                                        or base == "builtins"):
                 self.add(t, f"{verb} an entry of {base}")
 
@@ -290,7 +290,7 @@ class _Walker:
             self._env(node, [_literal(node.args[0])])
         if any(isinstance(a, (ast.List, ast.Tuple)) and _runs_git_config(a) for a in node.args):
             self.add(node, "runs git config")
-        if last in _WRITES or (func == "builtins.open" or last == "open") and _writing(node):
+        if last in _WRITES or ((func == "builtins.open" or last == "open") and _writing(node)):
             for sub in ast.walk(node):
                 text = _literal(sub)
                 if text is None:
@@ -345,7 +345,7 @@ def _writing(call: ast.Call) -> bool:
     mode = call.args[1] if len(call.args) > 1 else next(
         (k.value for k in call.keywords if k.arg == "mode"), None)
     text = _literal(mode) if mode is not None else None
-    return text is None and mode is not None or bool(text and set(text) & set("wax+"))
+    return (text is None and mode is not None) or bool(text and set(text) & set("wax+"))
 
 
 def _env_keys(node: ast.AST) -> list[str | None]:

@@ -5,8 +5,8 @@ The lines a change adds to behaviour ``.py`` files are read as one unified diff
 for a commit, the patch itself for a patch file).  A quick scan first: a new file
 whose text holds none of the characters and words a finding needs cannot hold a
 finding (one ``git grep`` for a staged change or a commit, one regular-expression
-pass over a patch's added lines), so a change adding plain new files reads none.  Otherwise the diff is read with
-``unidiff`` and every file is parsed whole with ``ast`` (``ballot_guard.tamper``:
+pass over a patch's added lines), so a change adding plain new files reads none.  Otherwise the
+diff is read with ``unidiff`` and every file is parsed whole with ``ast`` (``ballot_guard.tamper``:
 the new file from the index or the commit; for a patch, HEAD's file with the
 hunks applied, or the hunks alone when they do not fit), and findings on added
 lines count.  An agent change is blocked; for a human change every finding is
@@ -179,11 +179,11 @@ def find(ctx: ScopeContext, patch: bytes | None = None) -> list[Located]:
 
     if not any(p.endswith(".py") for p in ctx.behavior):
         return []
-    if ctx.change.source == "patch" and set(map(itemgetter(0), ctx.change.files)) == {"A"}:
-        # only new files (the common shape of a large patch): one scan of the added text
-        # first, with no step per file here
-        if patch is None or _quiet(patch):
-            return []
+    # only new files (the common shape of a large patch): one scan of the added text
+    # first, with no step per file here
+    if ctx.change.source == "patch" and set(map(itemgetter(0), ctx.change.files)) == {"A"} \
+            and (patch is None or _quiet(patch)):
+        return []
     oracle = set(ctx.oracle)
     behaviour = set(ctx.behavior)
     files = [f for f in ctx.change.files

@@ -22,7 +22,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from ballot_guard import git
 from ballot_guard.errors import CannotJudge
@@ -82,7 +82,7 @@ def populate(tree: str, sha: str, env: Mapping[str, str]) -> None:
 
     blobs = [e for e in entries if e.mode in ("100644", "100755", "120000")]
     with git.BlobReader(tree, env, bulk=True) as reader:
-        for e, (_size, chunks) in zip(blobs, reader.stream([e.oid for e in blobs])):
+        for e, (_size, chunks) in zip(blobs, reader.stream([e.oid for e in blobs]), strict=True):
             full = os.path.join(parent_of(e.path), os.fsencode(os.path.basename(e.path)))
             if e.mode == "120000":
                 os.symlink(b"".join(chunks), full)

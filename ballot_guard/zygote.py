@@ -18,8 +18,8 @@ itself (its own namespaces and view) before anything of its run executes.
 Protocol (``serve``), one JSON object a line: the parent first describes
 the runner (pytest's version, whether Hypothesis and pytest-randomly are
 there, whether it can fork, the isolation in force).  Then ``{"op":
-"prepare", "id": ID, "req": {"args", "log", "result", "home"}}`` forks a child that runs pytest up to
-just before project code and waits (answer ``{"id", "prepared": PID}``);
+"prepare", "id": ID, "req": {"args", "log", "result", "home"}}`` forks a child that runs
+pytest up to just before project code and waits (answer ``{"id", "prepared": PID}``);
 ``{"op": "go", "id"}`` releases it (``{"id", "started": PID}``, later
 ``{"id", "exit": N}`` or ``{"id", "signal": N}``); ``{"op": "cancel",
 "id"}``, or the end of stdin, makes a prepared child exit without running
@@ -27,9 +27,9 @@ anything.  A prepare with ``"idle": true`` prepares at the idle priority
 (``SCHED_IDLE``) and goes back to the normal one on "go"; the description says
 whether that is possible here (``"idle"``).  The PID in the replies is the run's
 keeper (see "nothing left behind" below): a SIGTERM to it ends the run and all
-it started; its exit status is the run's.  Replies go to a private copy of the original stdout; the process's
-own fd 1 is pointed at its stderr so that nothing printed at import can
-corrupt the protocol.
+it started; its exit status is the run's.  Replies go to a private copy of the
+original stdout; the process's own fd 1 is pointed at its stderr so that nothing
+printed at import can corrupt the protocol.
 """
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ _REALPATH = os.path.realpath
 import json  # noqa: E402 - after the references above
 
 _DUMPS = json.dumps
-from typing import Any, Callable  # noqa: E402
+from collections.abc import Callable  # noqa: E402 - after the references above
+from typing import Any  # noqa: E402 - after the references above
 
 # Exit code of a child whose own machinery (not pytest) failed.
 CRASH = 70
@@ -60,7 +61,7 @@ POLICY: dict[str, Any] = {}  # the sandbox policy in force in this server ({}: n
 
 def _enter_sandbox(policy_json: str | None) -> dict[str, Any]:
     """Enter the OS sandbox the gate asks for (before any thread or import); its record."""
-    global SANDBOX, POLICY
+    global SANDBOX, POLICY  # noqa: PLW0603 - this server's one sandbox, set at its start
     import importlib.util
 
     policy = json.loads(policy_json) if policy_json else {"mode": "off"}
@@ -197,7 +198,7 @@ def _start(top: str | None, tree: str | None) -> None:
         return
     import site
 
-    global _PREFIXES
+    global _PREFIXES  # noqa: PLW0603 - the interpreter's prefixes, set once at start
     prefixes = _venv()
     _PREFIXES = _prefixes()
     site.PREFIXES[:] = prefixes  # what site.venv leaves there: getsitepackages() agrees
@@ -220,7 +221,7 @@ def _start(top: str | None, tree: str | None) -> None:
                     saved = sys.path
                     sys.path = [p for p in path if not _in_checkout(p)]
                     try:
-                        exec(line)  # noqa: S102 - what site.addpackage does, off the checkout
+                        exec(line)  # what site.addpackage does, off the checkout
                     except Exception:  # noqa: BLE001 - site reports and goes on, so do we
                         pass
                     finally:
@@ -236,10 +237,11 @@ def _start(top: str | None, tree: str | None) -> None:
     site.setcopyright()
     site.sethelper()
     try:
+        import importlib
         import importlib.util
         spec = importlib.util.find_spec("sitecustomize")
         if spec is not None and spec.origin and not _in_checkout(spec.origin):
-            import sitecustomize  # noqa: F401 - the installation's own, as site would
+            importlib.import_module("sitecustomize")  # the installation's own, as site does
     except Exception:  # noqa: BLE001
         pass
 
@@ -293,7 +295,7 @@ def _cache_from_source(orig: Callable[..., str]) -> Callable[..., str]:
 def _private_bytecode() -> None:
     import importlib._bootstrap_external as ext
 
-    ext.cache_from_source = _cache_from_source(ext.cache_from_source)  # type: ignore
+    ext.cache_from_source = _cache_from_source(ext.cache_from_source)
 
 
 def describe() -> dict[str, Any]:
@@ -421,7 +423,7 @@ class _Integrity:
         for label, ns, keys, values, stateful in self.spaces:
             if len(ns) == len(values) and not any(map(is_not, ns.values(), values)):
                 continue
-            before = dict(zip(keys, values))
+            before = dict(zip(keys, values, strict=True))
             for key in list(ns.keys()) + [k for k in keys if k not in ns]:
                 then, now = before.get(key, _MISSING), ns.get(key, _MISSING)
                 if then is not now and not _benign(label, str(key), then, now, stateful):
@@ -449,7 +451,7 @@ class _Integrity:
                 spaces.append(space)
                 continue
             if label != _PROFILES:  # a conftest may register and load the oracle's profiles
-                for key, then in zip(keys, values):
+                for key, then in zip(keys, values, strict=True):
                     now = ns.get(key, _MISSING)
                     if now is not then and not _data(then) and not _judges_own(now) \
                             and not _benign(label, str(key), then, now, False):
@@ -662,7 +664,7 @@ class _Plugin:
         now = _hooks(pm)
         for name, impls in now.items():
             then = self.hooks_then.get(name, ())
-            if len(impls) != len(then) or any(a is not b for a, b in zip(impls, then)):
+            if len(impls) != len(then) or any(a is not b for a, b in zip(impls, then, strict=True)):
                 label = f"the implementations of hook {name}"
                 if label not in self.replaced:
                     self.replaced.append(label)
@@ -951,7 +953,7 @@ _LIBC: Any = None
 
 
 def _libc() -> Any:
-    global _LIBC
+    global _LIBC  # noqa: PLW0603 - loaded once, on first use
     if _LIBC is None:
         import ctypes
         _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -1204,7 +1206,7 @@ def _preimport() -> None:
         except BaseException:  # noqa: BLE001 - no Hypothesis in this environment
             pass
     _private_bytecode()
-    global _SNAPSHOT
+    global _SNAPSHOT  # noqa: PLW0603 - the parent's one snapshot, taken at start
     _SNAPSHOT = _Integrity.take()  # before any installed plugin, the project's own among them
     names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline"]
     try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
@@ -1300,7 +1302,7 @@ def serve(policy: str | None = None) -> int:
         data = os.read(0, 65536)
         if not data:
             open_ = False
-            for pid, go in prepared.values():
+            for _pid, go in prepared.values():
                 os.close(go)  # a prepared child reads EOF and runs nothing
             prepared.clear()
             continue

@@ -15,8 +15,8 @@
 
 Every timing is the median wall time of N runs of a real process, with the page
 cache warmed by one untimed run first and writeback flushed (``sync``); the
-commands compared take turns, so a change of machine load hits both.  The defaults are the full sizes; pass
-smaller ones for a quick run.  Temporary files are removed at the end.
+commands compared take turns, so a change of machine load hits both.  The defaults are the full
+sizes; pass smaller ones for a quick run.  Temporary files are removed at the end.
 """
 from __future__ import annotations
 

@@ -42,8 +42,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -267,7 +267,7 @@ def main() -> int:
             timing(base, args.timing_rounds)
             return 0
         names = [f"p{i:02d}" for i in range(20)]
-        trivial = {level: project(base, f"trivial-{level}", {n: TRIVIAL for n in names}, mode)
+        trivial = {level: project(base, f"trivial-{level}", dict.fromkeys(names, TRIVIAL), mode)
                    for level, mode in MODES}
         article(trivial["hermetic"], names[:1], 1)
         for repo in trivial.values():
@@ -293,7 +293,7 @@ def main() -> int:
         print(cost("--jobs 2", med(two["hermetic"]), med(two["sandbox"]), 40))
 
         sleepers = [f"s{i}" for i in range(5)]
-        sleepy = {level: project(base, f"sleepy-{level}", {n: SLEEPY for n in sleepers}, mode)
+        sleepy = {level: project(base, f"sleepy-{level}", dict.fromkeys(sleepers, SLEEPY), mode)
                   for level, mode in MODES}
         got: dict[tuple[str, int], list[tuple[float, float]]] = {}
         for repo in sleepy.values():

@@ -1,8 +1,8 @@
 """Hermetic test environment: no $HOME, no user or system git config, pinned identities."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -43,4 +43,4 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 @pytest.fixture
 def repo(tmp_path: Path) -> Iterator[Repo]:
     """An empty repository on branch main (no commit yet)."""
-    yield init_repo(tmp_path / "repo")
+    return init_repo(tmp_path / "repo")

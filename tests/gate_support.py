@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pytest
 
@@ -93,5 +94,16 @@ def project(tmp_path: Path) -> Repo:
     return init_repo(tmp_path / "repo")
 
 
-__all__ = ["PASS", "FAIL", "EMPTY", "flip", "counting", "make_project", "pin", "read_json",
-           "scorecard", "lines", "project"]
+__all__ = [
+    "EMPTY",
+    "FAIL",
+    "PASS",
+    "counting",
+    "flip",
+    "lines",
+    "make_project",
+    "pin",
+    "project",
+    "read_json",
+    "scorecard",
+]

@@ -7,9 +7,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from ballot_guard.main import main
 
@@ -91,7 +92,8 @@ def pin(repo: Repo, via: Literal["api", "cli"] = "api") -> None:
         res = run_cli(["digest", "--pin"], repo.path)
         assert res.code == 0, res.err
         return
-    from ballot_guard import config, pin as pins
+    from ballot_guard import config
+    from ballot_guard import pin as pins
 
     root = str(repo.path)
     cfg = config.load_worktree(root)

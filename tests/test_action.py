@@ -78,7 +78,7 @@ def action_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
            "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
     copy_project(base / "ballot-guard", env)
-    yield base / "ballot-guard"
+    return base / "ballot-guard"
 
 
 def test_the_action_installs_from_its_own_checkout_judges_and_leaves_its_artifacts(
@@ -91,7 +91,7 @@ def test_the_action_installs_from_its_own_checkout_judges_and_leaves_its_artifac
     runner_temp = tmp_path / "runner-temp"
     runner_temp.mkdir()
     done = run_steps(context(action_checkout, runner_temp, base, repeats="3"), repo.path, tmp_path)
-    (install, installed), (judge, judged) = done
+    (_install, installed), (_judge, judged) = done
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert re.search(r"^ballot-guard \d", installed.stdout, re.MULTILINE)
     venv = runner_temp / "ballot-guard-venv"
@@ -120,7 +120,7 @@ def test_the_action_refuses_to_install_from_the_checkout_under_test(tmp_path: Pa
     runner_temp = tmp_path / "runner-temp"
     runner_temp.mkdir()
     done = run_steps(context(repo.path / "vendor", runner_temp, repo.head()), repo.path, tmp_path)
-    [(install, proc)] = done
+    [(_install, proc)] = done
     assert proc.returncode == 4
     assert "::error title=ballot-guard: could not judge (exit 4)::the Action lies inside the " \
         "checkout under test" in proc.stdout

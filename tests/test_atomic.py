@@ -8,6 +8,7 @@ import pytest
 
 from ballot_guard.atomic import write_bytes, write_text
 
+
 def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path: Path) -> None:
     kept = tmp_path / "freeze_set.json"
     kept.write_text("{}\n")

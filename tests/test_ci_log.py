@@ -49,7 +49,7 @@ def test_the_guard_writes_whole_neutral_lines_and_commands_as_they_are() -> None
         sys.stdout.write("mask::BLOCKED\npartial ##[x")
         command("::error file=a%3Ab::message")
         print("after")
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="not a one-line workflow command"):
             command("::error::two\nlines")
     assert sys.stdout is not raw
     assert raw.getvalue().split("\n") == [

@@ -283,5 +283,5 @@ def test_a_finding_of_both_configs_is_given_once_and_the_targets_own_is_labelled
     both = judge_commit(root, sha, judging=Judging(bases.at(root, target)))
     assert [(r.rule, r.message) for r in both.reasons] == [
         (1, "the change touches oracle paths and behaviour paths together"),
-        (2, f"by the target's config (at {target[:12]}): an agent change (identity "
-            f"{BOT!r} matches agents pattern '*[bot]*') touches oracle paths")]
+        (2, (f"by the target's config (at {target[:12]}): an agent change (identity "
+             f"{BOT!r} matches agents pattern '*[bot]*') touches oracle paths"))]

@@ -56,7 +56,7 @@ def test_v1_sorts_paths_by_component_like_pathlib(tmp_path: Path) -> None:
     for rel, data in {"a/b": b"1", "a-b/c": b"2", "a.json": b"3"}.items():
         (top / rel).parent.mkdir(parents=True, exist_ok=True)
         (top / rel).write_bytes(data)
-    expected = hashlib.sha256(b"a/b1" b"a-b/c2" b"a.json3").hexdigest()
+    expected = hashlib.sha256(b"a/b1a-b/c2a.json3").hexdigest()
     assert v1_of_worktree(tmp_path) == expected == article_digest(top)
 
 
@@ -70,7 +70,7 @@ def test_v1_follows_file_links_and_skips_directory_and_broken_links(tmp_path: Pa
     (top / "broken").symlink_to("nowhere")
     (top / "loop").symlink_to("loop")
     (top / "out").symlink_to("../outside")
-    expected = hashlib.sha256(b"d/xX" b"outOUT" b"to_xX").hexdigest()
+    expected = hashlib.sha256(b"d/xXoutOUTto_xX").hexdigest()
     assert v1_of_worktree(tmp_path) == expected == article_digest(top)
 
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, run_cli
-from tests.helpers import pin
+from tests.helpers import Repo, pin, run_cli
 from tests.hookutil import make_project, pyproject
 
 
@@ -44,9 +43,7 @@ def test_a_guarded_repository_has_no_finding(guarded: Repo) -> None:
     assert data["config"]["review_days"] == {"value": 7, "source": "default"}
     runner = data["interpreter"]
     assert isinstance(runner, dict) and runner["python"] == sys.executable
-    import pytest as pytest_module
-
-    assert runner["pytest"] == pytest_module.__version__ and runner["error"] is None
+    assert runner["pytest"] == pytest.__version__ and runner["error"] is None
     assert data["pin"]["ok"] is True  # type: ignore[index]
     assert data["identity"] == {"identities": ["Test Person <test@example.com>"],
                                 "agent": False, "pattern": None}
@@ -112,8 +109,8 @@ FINDINGS: dict[str, tuple[Callable[[Repo], None], str, str]] = {
     "frozen-gone": (_frozen_gone, "frozen-gone",
                     "frozen name 'ghost' has no property file properties/test_ghost.py"),
     "pytest-config-addopts": (_addopts_config, "pytest-config",
-                              "pytest config outside the oracle: pyproject.toml addopts -c "
-                              "ci/pytest.ini"),
+                              ("pytest config outside the oracle: pyproject.toml addopts -c "
+                               "ci/pytest.ini")),
     "pytest-config-parent": (_parent_config, "pytest-config",
                              "pytest config outside the oracle: "),
     "pre-push": (_no_pre_push, "pre-push", "the pre-push hook is not installed"),
@@ -137,7 +134,7 @@ def test_every_finding(guarded: Repo, case: str) -> None:
 
 def test_the_parent_config_is_named_by_its_path(guarded: Repo) -> None:
     _parent_config(guarded)
-    code, data = doctor_json(guarded)
+    _code, data = doctor_json(guarded)
     assert data["findings"] == [{"kind": "pytest-config", "message": (
         f"pytest config outside the oracle: {guarded.path.parent / 'pytest.ini'} "
         "(above the repository)")}]

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ballot_guard import freeze
 from ballot_guard.errors import CannotJudge
-from tests.gate_support import FAIL, PASS, _shared_pycache, flip, make_project, project, \
-    read_json
+from tests.gate_support import FAIL, PASS, _shared_pycache, flip, make_project, project, read_json
 from tests.helpers import Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]
@@ -110,10 +110,10 @@ def test_unfreeze_repeats_never_below_2_nor_the_configured_repeats(project: Repo
     res = run_cli(["unfreeze", "flaky", "--repeats", "1"], project.path)
     assert (res.code, res.err) == (4, "ballot-guard: error: --repeats must be at least 2\n")
     res = run_cli(["unfreeze", "flaky", "--repeats", "2"], project.path)
-    assert (res.code, res.err) == (4, "ballot-guard: error: --repeats 2 is fewer than the 3 "
-                                      "repeats configured for flaky: the freeze file's "
-                                      "`unfrozen` record must carry at least that many "
-                                      "passing runs (scope rule 4)\n")
+    assert (res.code, res.err) == (4, ("ballot-guard: error: --repeats 2 is fewer than the 3 "
+                                       "repeats configured for flaky: the freeze file's "
+                                       "`unfrozen` record must carry at least that many "
+                                       "passing runs (scope rule 4)\n"))
     assert read_json(project.path / "freeze_set.json") == frozen_file()
     res = run_cli(["unfreeze", "flaky", "--repeats", "3"], project.path)  # fewer than 7: asked
     assert res.code == 0, res.out + res.err

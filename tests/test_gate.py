@@ -7,8 +7,20 @@ import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from tests.gate_support import (EMPTY, KEEPS_STATE, FAIL, PASS, _shared_pycache, counting, flip, lines,
-                                make_project, project, read_json, scorecard)
+from tests.gate_support import (
+    EMPTY,
+    FAIL,
+    KEEPS_STATE,
+    PASS,
+    _shared_pycache,
+    counting,
+    flip,
+    lines,
+    make_project,
+    project,
+    read_json,
+    scorecard,
+)
 from tests.helpers import Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]

@@ -35,18 +35,18 @@ DODGES = {
                      "skipped or xfailed themselves while running"),
     "skip at import": ("import pytest\npytest.skip('no', allow_module_level=True)\n", "error",
                        "no tests collected"),
-    "runtest replaced": ("import _pytest.python\n"
-                         "_pytest.python.Function.runtest = lambda self: None\n"
-                         "def max_attempts():\n    return 4\n", "error",
+    "runtest replaced": (("import _pytest.python\n"
+                          "_pytest.python.Function.runtest = lambda self: None\n"
+                          "def max_attempts():\n    return 4\n"), "error",
                          "replaced the test machinery"),
-    "report rewritten": ("import _pytest.reports\n"
-                         "_make = _pytest.reports.TestReport.from_item_and_call\n"
-                         "def _passed(cls, item, call):\n"
-                         "    r = _make.__func__(cls, item, call)\n"
-                         "    r.outcome, r.longrepr = 'passed', None\n"
-                         "    return r\n"
-                         "_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)\n"
-                         "def max_attempts():\n    return 4\n", "error",
+    "report rewritten": (("import _pytest.reports\n"
+                          "_make = _pytest.reports.TestReport.from_item_and_call\n"
+                          "def _passed(cls, item, call):\n"
+                          "    r = _make.__func__(cls, item, call)\n"
+                          "    r.outcome, r.longrepr = 'passed', None\n"
+                          "    return r\n"
+                          "_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)\n"
+                          "def max_attempts():\n    return 4\n"), "error",
                          "replaced the test machinery"),
 }
 
@@ -125,7 +125,7 @@ def test_hypothesis_given_replaced_by_the_code_under_test_is_caught(project: Rep
         "import hypothesis\n"
         "hypothesis.given = lambda *a, **k: (lambda f: (lambda: None))\n"
         "def max_attempts():\n    return 4\n"))
-    head = PROPERTY.split("def test_retry_cap")[0]
+    head = PROPERTY.split("def test_retry_cap", maxsplit=1)[0]
     prop = (head + "from hypothesis import given, strategies as st\n"
             "@given(st.integers())\ndef test_any(n):\n    assert billing.max_attempts() == 3\n")
     make_project(project, {"retry": prop})
@@ -175,8 +175,8 @@ def runner_with_plugin(tmp_path: Path, dist_name: str, entry: str,
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
-                           "('purelib'))"], check=True, capture_output=True, text=True)
+    site = subprocess.run([str(python), "-c", ("import sysconfig; print(sysconfig.get_path"
+                            "('purelib'))")], check=True, capture_output=True, text=True)
     purelib = Path(site.stdout.strip())
     dist = purelib / f"{dist_name}-1.0.dist-info"
     dist.mkdir(parents=True)

@@ -157,8 +157,8 @@ def test_a_runner_started_with_our_flags_runs_no_sitecustomize_of_the_checkout(
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig."
-                                   "get_path('purelib'))"], check=True, capture_output=True,
+    purelib = Path(subprocess.run([str(python), "-c", ("import sysconfig; print(sysconfig."
+                                    "get_path('purelib'))")], check=True, capture_output=True,
                                   text=True).stdout.strip())
     import sysconfig
     (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")
@@ -182,8 +182,8 @@ def runner_venv(tmp_path: Path) -> tuple[Path, Path]:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig."
-                                   "get_path('purelib'))"], check=True, capture_output=True,
+    purelib = Path(subprocess.run([str(python), "-c", ("import sysconfig; print(sysconfig."
+                                    "get_path('purelib'))")], check=True, capture_output=True,
                                   text=True).stdout.strip())
     (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")
     return python, purelib

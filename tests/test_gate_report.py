@@ -4,7 +4,8 @@ from __future__ import annotations
 import io
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ballot_guard.ballot import Ballot, catch_probability, decide, exit_code, repeats_for
 from ballot_guard.report import Progress, budget_line, print_report, runs_cell
@@ -96,9 +97,9 @@ def test_the_report_lines() -> None:
         "ok        pass    0 of 2 failed     0.20",
         "b         frozen  not run           0.00",
         "repeats: flaky=5, ok=2; seed 7 (replay with --seed 7)",
-        "if runs are independent, 2 runs catch a property that fails 10% of the time with "
-        "probability 0.18, 5 runs with probability 0.41 (repeats = 22 for 0.9, "
-        "repeats = 44 for 0.99).",
+        ("if runs are independent, 2 runs catch a property that fails 10% of the time with "
+         "probability 0.18, 5 runs with probability 0.41 (repeats = 22 for 0.9, "
+         "repeats = 44 for 0.99)."),
         "warning: 2 voter(s) abstain and need a human repair: flaky, b",
     ]
 

@@ -1,6 +1,7 @@
 """Repeats spread in time: the order of a gate's runs, read from the scorecard's start times."""
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -8,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ballot_guard.schedule import Scheduler, durations_from, rounds
 from tests.gate_support import PASS, _shared_pycache, make_project, project, scorecard
@@ -31,10 +33,10 @@ def assert_spread(card: dict[str, Any]) -> None:
     started (the voters here all have the same repeats, so none is ever alone)."""
     order = by_start(card)
     names = [n for n, _ in order]
-    assert all(a != b for a, b in zip(names, names[1:])), names
+    assert all(a != b for a, b in itertools.pairwise(names)), names
     for name in card["properties"]:
         mine = [r for n, r in order if n == name]
-        for a, b in zip(mine, mine[1:]):
+        for a, b in itertools.pairwise(mine):
             assert b["started"] >= a["started"] + a["seconds"] - 0.002, (name, a, b)
 
 
@@ -66,7 +68,7 @@ def test_a_single_voter_waits_about_a_run_between_its_runs(project: Repo, jobs: 
     assert res.code == 0, res.out + res.err
     runs = [r for _, r in by_start(scorecard(project))]
     assert len(runs) == 3
-    for a, b in zip(runs, runs[1:]):
+    for a, b in itertools.pairwise(runs):
         gap = b["started"] - (a["started"] + a["seconds"])
         assert gap >= 0.5 * a["seconds"], runs
 
@@ -80,8 +82,8 @@ def test_the_gate_prints_the_honest_odds_and_the_runs_column(project: Repo) -> N
     assert lines[2].split()[:6] == ["ok", "pass", "0", "of", "2", "failed"]
     assert lines[3:5] == [
         "repeats: ok=2; seed 9 (replay with --seed 9)",
-        "if runs are independent, 2 runs catch a property that fails 10% of the time with "
-        "probability 0.18 (repeats = 22 for 0.9, repeats = 44 for 0.99).",
+        ("if runs are independent, 2 runs catch a property that fails 10% of the time with "
+         "probability 0.18 (repeats = 22 for 0.9, repeats = 44 for 0.99)."),
     ]
 
 
@@ -93,7 +95,7 @@ voter_lists = st.lists(st.integers(1, 5), min_size=1, max_size=5)
 @given(voter_lists, st.dictionaries(st.sampled_from("abcde"), st.floats(0, 9), max_size=5))
 def test_rounds_keep_every_run_and_never_put_a_voter_beside_itself(
         repeats: list[int], durations: dict[str, float]) -> None:
-    voters = [(name, f"test_{name}.py", n) for name, n in zip("abcde", repeats)]
+    voters = [(name, f"test_{name}.py", n) for name, n in zip("abcde", repeats, strict=False)]
     tasks = rounds(voters, durations)
     assert sorted(k for k, _ in tasks) == sorted((v, i) for v, _, n in voters for i in range(n))
     names = [v for (v, _), _ in tasks]
@@ -123,7 +125,7 @@ def test_durations_come_from_a_scorecard_and_a_bad_one_gives_none(tmp_path: Path
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=2, max_size=4), st.integers(1, 3))
 def test_slots_never_run_one_voter_twice_at_once(repeats: list[int], jobs: int) -> None:
-    tasks = rounds([(n, n, r) for n, r in zip("abcd", repeats)])
+    tasks = rounds([(n, n, r) for n, r in zip("abcd", repeats, strict=False)])
     sched = Scheduler(tasks, cap=0.0)
     lock = threading.Lock()
     going: set[str] = set()
@@ -145,5 +147,5 @@ def test_slots_never_run_one_voter_twice_at_once(repeats: list[int], jobs: int) 
         t.start()
     for t in threads:
         t.join()
-    assert sorted(v for _, v in events) == sorted(n for n, r in zip("abcd", repeats)
+    assert sorted(v for _, v in events) == sorted(n for n, r in zip("abcd", repeats, strict=False)
                                                  for _ in range(r))  # every run once

@@ -16,9 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, git
-from tests.hookutil import (BILLING, bare_remote, commit, copy_project, make_project, push,
-                            write_flaky)
+from tests.helpers import Repo
+from tests.hookutil import (
+    BILLING,
+    bare_remote,
+    commit,
+    copy_project,
+    make_project,
+    push,
+    write_flaky,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,7 +37,7 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
            "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
     sha = copy_project(base / "ballot-guard", env)
-    yield base / "ballot-guard", sha, base / "pre-commit-home"
+    return base / "ballot-guard", sha, base / "pre-commit-home"
 
 
 def _config(path: Path, sha: str) -> str:

@@ -78,8 +78,8 @@ def test_existing_files_get_a_minimal_edit_and_stay_byte_identical_elsewhere(pro
     assert "edited pyproject.toml\n" in res.out
     assert "appended the hooks to .pre-commit-config.yaml\n" in res.out
     assert remaining(res.out) == [
-        "git status --short -- pyproject.toml .pre-commit-config.yaml fixture_digest.txt; "
-        "git diff -- pyproject.toml .pre-commit-config.yaml fixture_digest.txt  # review the adoption",
+        ("git status --short -- pyproject.toml .pre-commit-config.yaml fixture_digest.txt; "
+         "git diff -- pyproject.toml .pre-commit-config.yaml fixture_digest.txt  # review the adoption"),
         "git add -- pyproject.toml .pre-commit-config.yaml fixture_digest.txt",
         "git commit -m 'Adopt ballot-guard'  # the judge only: stage nothing else",
         "pre-commit install --hook-type pre-commit --hook-type pre-push"]
@@ -137,12 +137,12 @@ def test_ci_github_writes_a_workflow_that_uses_this_repositorys_action(project: 
 REFUSALS = {
     "table sets another value": (
         {"pyproject.toml": b'[tool.ballot_guard]\nproperties_dir = "a"\n'},
-        ["--properties", "b"], "pyproject.toml: [tool.ballot_guard] already sets "
-        "properties_dir = \"a\", not \"b\"", 'properties_dir = "b"'),
+        ["--properties", "b"], ("pyproject.toml: [tool.ballot_guard] already sets "
+         "properties_dir = \"a\", not \"b\""), 'properties_dir = "b"'),
     "dotted keys": (
         {"pyproject.toml": b'[tool]\nballot_guard.repeats = 3\n'},
-        ["--agents", "Bot <*>"], "pyproject.toml: [tool.ballot_guard] is not written as one "
-        "[tool.ballot_guard] header", 'agents = ["Bot <*>"]'),
+        ["--agents", "Bot <*>"], ("pyproject.toml: [tool.ballot_guard] is not written as one "
+         "[tool.ballot_guard] header"), 'agents = ["Bot <*>"]'),
     "agents lacks a pattern": (
         {"pyproject.toml": b'[tool.ballot_guard]\nagents = ["A <*>"]\n'},
         ["--agents", "B <*>"], "pyproject.toml: [tool.ballot_guard] agents lacks ['B <*>']",
@@ -242,7 +242,7 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
            "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
     sha = copy_project(base / "ballot-guard", env)
-    yield base / "ballot-guard", sha, base / "pre-commit-home"
+    return base / "ballot-guard", sha, base / "pre-commit-home"
 
 
 def test_a_fresh_repository_adopted_then_commit_push_and_gate_pass(

@@ -16,8 +16,8 @@ import resource
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -240,7 +240,7 @@ def test_every_run_runs_at_the_normal_priority(project: Repo, mode: str,
     sandbox: the run below the namespace's init, both forked idle)."""
     if "required" in mode:
         request.getfixturevalue("may_leave_idle")
-    make_project(project, {n: OWN_POLICY for n in ("a", "b", "c", "d")}, table=mode)
+    make_project(project, dict.fromkeys(("a", "b", "c", "d"), OWN_POLICY), table=mode)
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
 

@@ -37,7 +37,7 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
            "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
     sha = copy_project(base / "ballot-guard", env)
-    yield base / "ballot-guard", sha, base / "pre-commit-home"
+    return base / "ballot-guard", sha, base / "pre-commit-home"
 
 
 def _no_ballot_guard_path() -> str:

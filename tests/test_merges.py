@@ -147,7 +147,7 @@ def _branches(repo: Repo, base: str, *names: str) -> list[str]:
 
 
 def test_a_clean_octopus_merge_has_no_path_of_its_own(reviewed: tuple[Repo, str]) -> None:
-    repo, adopted = reviewed
+    repo, _adopted = reviewed
     base = repo.head()
     _branches(repo, base, "one", "two")
     repo.git("merge", "-q", "--no-ff", "-m", "octopus", "one", "two")

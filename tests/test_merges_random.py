@@ -87,7 +87,7 @@ def _apply(tree: Tree, change: dict[str, str | None]) -> Tree:
        fork=st.integers(0, 3),
        side_merges_main=st.booleans(),
        other=st.sampled_from(["side", "ancestor", "octopus"]),
-       take=st.fixed_dictionaries({p: choices for p in PATHS}))
+       take=st.fixed_dictionaries(dict.fromkeys(PATHS, choices)))
 def test_a_merge_answers_for_all_content_no_brought_in_commit_wrote(
         tmp_path_factory: pytest.TempPathFactory, root: Tree,
         main_edits: list[dict[str, str | None]], side_edits: list[dict[str, str | None]],

@@ -151,7 +151,7 @@ def test_normalised_variants_classify_the_same(path: str, judge: Judge, where: i
     parts = path.split("/")
     i = where % len(parts)
     for extra in (".", ""):  # a/./b and a//b
-        variant = "/".join(parts[:i] + [extra] + parts[i:]) if i else "./" + path
+        variant = "/".join([*parts[:i], extra, *parts[i:]]) if i else "./" + path
         assert judge.kind(variant) == judge.kind(path), variant
     assert judge.kind(f"{parts[0]}/../{path}") == judge.kind(path)
     assert judge.kind(unicodedata.normalize("NFD", path)) == judge.kind(path)

@@ -149,7 +149,8 @@ _INI_OR_TOML = st.lists(st.one_of(
        old=st.one_of(st.none(), _INI_OR_TOML), new=st.one_of(st.none(), _INI_OR_TOML))
 def test_any_content_gets_a_verdict(name: str, old: str | None, new: str | None) -> None:
     """Whatever the two sides hold, the judgement is one of the four, never a crash."""
-    enc = (lambda t: None if t is None else t.encode("utf-8", "surrogatepass"))
+    def enc(t):
+        return (None if t is None else t.encode("utf-8", "surrogatepass"))
     verdict = tables.judge(name, enc(old), enc(new))
     assert verdict in ("oracle", "behavior", "both", "neutral")
     if old == new:

@@ -101,7 +101,8 @@ def test_the_wheel_carries_the_demo_the_hooks_and_py_typed(dist: Path) -> None:
 def test_the_sdist_carries_what_builds_documents_and_tests_it(dist: Path) -> None:
     [sdist] = dist.glob("*.tar.gz")
     top = f"ballot_guard-{__version__}/"
-    names = {n[len(top):] for n in tarfile.open(sdist).getnames() if n.startswith(top)}
+    with tarfile.open(sdist) as tar:
+        names = {n[len(top):] for n in tar.getnames() if n.startswith(top)}
     assert {"action.yml", ".pre-commit-hooks.yaml", "mkdocs.yml", "LICENSE", "README.md",
             "docs/index.md", "tests/test_packaging.py", "ballot_guard/py.typed",
             "ballot_guard/hooks/pre-commit", ".ci/run"} <= names

@@ -143,7 +143,7 @@ def _check(repo: Repo, tmp: Path, data: bytes) -> tuple[int, set[str], set[str],
 def test_a_hidden_second_section_is_refused_naming_its_line(name: str, tmp_path: Path) -> None:
     repo = _project(tmp_path)
     data = (LEGIT + DISGUISES[name]).encode()
-    code, _, p1, err = _check(repo, tmp_path, data)
+    code, _, _p1, err = _check(repo, tmp_path, data)
     assert code == 4, (name, err)
     first_hidden = LEGIT.count("\n") + 1
     line = int(err.split("line ", 1)[1].split(":", 1)[0])
@@ -178,8 +178,8 @@ def test_the_disguises_are_real_patch_sections(tmp_path: Path) -> None:
 READ_SHAPES: dict[str, tuple[str, set[str]]] = {
     "git diff": (LEGIT, {LIB}),
     "format-patch": (MAIL + LEGIT + SIGNATURE, {LIB}),
-    "diff -u": ("--- src/lib.py\t2026-01-01 00:00:00\n+++ src/lib.py\t2026-01-01 00:00:01\n"
-                "@@ -1,2 +1,2 @@\n-a\n+A\n b\n", {"lib.py"}),
+    "diff -u": (("--- src/lib.py\t2026-01-01 00:00:00\n+++ src/lib.py\t2026-01-01 00:00:01\n"
+                 "@@ -1,2 +1,2 @@\n-a\n+A\n b\n"), {"lib.py"}),
     "svn diff with Index:": (
         "Index: src/lib.py\n" + "=" * 67 + "\n--- src/lib.py\t(revision 1)\n"
         "+++ src/lib.py\t(working copy)\n@@ -1 +1 @@\n-a\n+A\n", {"lib.py"}),
@@ -194,7 +194,7 @@ READ_SHAPES: dict[str, tuple[str, set[str]]] = {
 def test_ordinary_shapes_are_read(name: str, tmp_path: Path) -> None:
     repo = _project(tmp_path)
     text, want = READ_SHAPES[name]
-    code, judged, p1, err = _check(repo, tmp_path, text.encode())
+    code, judged, _p1, err = _check(repo, tmp_path, text.encode())
     assert code != 4, err
     assert want <= judged, judged
 

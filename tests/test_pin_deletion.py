@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, run_cli
-from tests.helpers import pin
+from tests.helpers import Repo, pin, run_cli
 from tests.hookutil import make_project
 
 PIN = "fixture_digest.txt"

@@ -11,8 +11,16 @@ import pytest
 from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge
 from ballot_guard.runner import find_interpreter, outcome_of, resolve_runner
-from tests.gate_support import FAIL, KEEPS_STATE, PASS, _shared_pycache, flip, make_project, project, \
-    scorecard
+from tests.gate_support import (
+    FAIL,
+    KEEPS_STATE,
+    PASS,
+    _shared_pycache,
+    flip,
+    make_project,
+    project,
+    scorecard,
+)
 from tests.helpers import Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]

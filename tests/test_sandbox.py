@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -285,9 +284,9 @@ def test_required_is_4_when_the_sandbox_is_refused(project: Repo) -> None:
     proc = _refusing(project)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert lines == ['ballot-guard: error: sandbox = "required" but the runs cannot be sandboxed: '
-                     'the OS refused the sandbox (unshare(user, mount): No space left on '
-                     'device)'], proc.stderr
+    assert lines == [('ballot-guard: error: sandbox = "required" but the runs cannot be sandboxed: '
+                      'the OS refused the sandbox (unshare(user, mount): No space left on '
+                      'device)')], proc.stderr
     assert proc.stdout == ""
     card = scorecard(project)
     assert card["exit"] == 4 and card["properties"] == {}

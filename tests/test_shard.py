@@ -5,11 +5,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ballot_guard.shard import assign
 from tests.gate_support import FAIL, PASS, _shared_pycache, flip, make_project, project
@@ -270,6 +272,6 @@ def test_assignment_puts_every_voter_on_exactly_one_shard_and_balances(
     assert plan == assign(list(voters), n, dict(weights) if weights else None)  # same everywhere
     for shard in plan:  # each shard keeps the voters' own order
         assert shard == [v for v in voters if v in set(shard)]
-    w = weights or {v: 1.0 for v in voters}
+    w = weights or dict.fromkeys(voters, 1.0)
     loads = [sum(w[v] for v in shard) for shard in plan]
     assert max(loads) - min(loads) <= max(w.values()) + 1e-6

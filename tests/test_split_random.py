@@ -31,11 +31,11 @@ def test_split_updates_exactly_the_oracle_entries(slots: list[tuple[bool, str, b
     with tempfile.TemporaryDirectory() as tmp:
         repo = init_repo(Path(tmp) / "r")
         repo.write("keep.txt", "base\n")
-        for path, (present, _op, old, _new) in zip(PATHS, slots):
+        for path, (present, _op, old, _new) in zip(PATHS, slots, strict=True):
             if present:
                 repo.write(path, old)
         base = repo.commit_all("base")
-        for path, (present, op, old, new) in zip(PATHS, slots):
+        for path, (present, op, old, new) in zip(PATHS, slots, strict=True):
             if op == "edit" and present and new != old:
                 repo.write(path, new)
             elif op == "flip":  # delete what is there, add what is not
@@ -55,7 +55,7 @@ def test_split_updates_exactly_the_oracle_entries(slots: list[tuple[bool, str, b
         out = split_staged(str(repo.path))
 
         # neutral never covers code: a neutral path made executable is behaviour
-        made_executable = {path for path, (present, op, _o, _n) in zip(PATHS, slots)
+        made_executable = {path for path, (present, op, _o, _n) in zip(PATHS, slots, strict=True)
                            if op == "chmod" and present and path in NEUTRAL}
         behaviour = set(BEHAVIOUR) | made_executable
         mixed = bool(changed & set(ORACLE)) and bool(changed & behaviour)

@@ -50,8 +50,8 @@ TECHNIQUES: dict[str, tuple[str, int, str]] = {
     "tuple target": ("import os\nos._exit, a = print, 1\n", 2, "os._exit"),
     "sys._getframe": ("import sys\nf = sys._getframe(2)\n", 2, "sys._getframe"),
     "f_back": ("def f(frame):\n    return frame.f_back\n", 2, "f_back"),
-    "f_locals via traceback": ("try:\n    1 / 0\nexcept Exception as e:\n"
-                               "    x = e.__traceback__.tb_frame.f_locals\n", 4, "f_locals"),
+    "f_locals via traceback": (("try:\n    1 / 0\nexcept Exception as e:\n"
+                                "    x = e.__traceback__.tb_frame.f_locals\n"), 4, "f_locals"),
     "inspect.stack": ("import inspect\nfor fr in inspect.stack():\n    pass\n", 2,
                       "inspect.stack"),
     "inspect.currentframe": ("import inspect\nf = inspect.currentframe()\n", 2,
@@ -67,8 +67,8 @@ TECHNIQUES: dict[str, tuple[str, int, str]] = {
                                              "inspect.stack"),
     "/proc": ("fds = open('/proc/self/fd')\n", 1, "/proc"),
     "/proc f-string": ("def f(pid):\n    return open(f'/proc/{pid}/fd')\n", 2, "/proc"),
-    "register_profile": ("from hypothesis import settings\n"
-                         "settings.register_profile('x', max_examples=1)\n", 2,
+    "register_profile": (("from hypothesis import settings\n"
+                          "settings.register_profile('x', max_examples=1)\n"), 2,
                          "register_profile"),
     "load_profile": ("import hypothesis\nhypothesis.settings.load_profile('x')\n", 2,
                      "load_profile"),

@@ -93,8 +93,8 @@ def test_range_blocks_the_agent_commit_only(project: Repo) -> None:
     res = run_cli(["scope", "--range", f"{base}..HEAD", "--json"], project.path)
     assert res.code == 1
     verdicts = [(c["verdict"], [r["message"] for r in c["reasons"]]) for c in res.json()["commits"]]
-    assert verdicts == [("ok", []), ("blocked", [f"src/pkg/b.py:2: uses inspect.stack (reaches "
-                                                 f"the runner's frames or objects): {WHY}"])]
+    assert verdicts == [("ok", []), ("blocked", [(f"src/pkg/b.py:2: uses inspect.stack (reaches "
+                                                  f"the runner's frames or objects): {WHY}")])]
     assert "src/pkg/a.py:2: uses sys._getframe" in res.err
 
 

@@ -44,8 +44,8 @@ def install_hooks(repo: Path) -> bool:
         say(paint("# write .pre-commit-config.yaml: ballot-guard and ballot-gate, as local "
                   "hooks of this interpreter", "dim"))
         for args in (["add", "--", ".pre-commit-config.yaml"],
-                     ["commit", "-q", "--no-verify", "-m", "Guard commits and pushes with "
-                      "ballot-guard (pre-commit framework)"]):
+                     ["commit", "-q", "--no-verify", "-m", ("Guard commits and pushes with "
+                      "ballot-guard (pre-commit framework)")]):
             say(paint("$ " + shlex.join(["git", *args]), "dim"))
             shell.git(repo, args)
         # the build points core.hooksPath at .git/hooks (no global hooks path applies);
@@ -62,7 +62,8 @@ def install_hooks(repo: Path) -> bool:
         say(paint("$ ballot-guard install   # the framework refused: the plain hooks", "bold"))
         ran = shell.ballot_guard(repo, ["install"])
     else:
-        say(paint("$ ballot-guard install   # pre-commit is not installed: the plain hooks", "bold"))
+        say(paint("$ ballot-guard install   # pre-commit is not installed: the plain hooks",
+                  "bold"))
         ran = shell.ballot_guard(repo, ["install"])
     if ran.output.strip():
         say(_indent(ran.output))
