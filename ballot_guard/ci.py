@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ballot_guard.annotations as gh
 from ballot_guard import ci_log, exit_codes, freeze_patch, gh_limits, git, step_summary
+from ballot_guard import markdown as md
 from ballot_guard.atomic import write_text
 from ballot_guard.combined import Judgement, judge
 from ballot_guard.errors import CannotJudge
@@ -206,54 +206,45 @@ def annotation_lines(j: Judgement) -> list[str]:
     return lines
 
 
-def _cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def _code(text: str) -> str:
-    """A Markdown code span that holds ``text`` whatever backticks it contains."""
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
 def _paths(paths: Sequence[str]) -> str:
-    return _cell(", ".join(_code(ci_log.neutral(p)) for p in paths)) if paths else "-"
+    return ", ".join(md.code(p) for p in paths) if paths else "-"
 
 
 def summary(j: Judgement) -> str:
     """The Markdown step summary: verdict, commits, pin, ballots, seed, abstainers."""
     out = [f"## ballot-guard: {WORDS.get(j.code, '?')} (exit {j.code})", ""]
     if j.message:
-        out += [_cell(j.message), ""]
+        out += [md.text(j.message), ""]
     if j.next_step:
-        out += [f"**Next:** {_cell(j.next_step)}", ""]
+        out += [f"**Next:** {md.text(j.next_step)}", ""]
     if j.verdicts:
         out += ["### Commits", "", "| commit | verdict | rules | oracle | behaviour |",
                 "| --- | --- | --- | --- | --- |"]
         for v in j.verdicts:
             rules = ", ".join(f"{r.rule}" for r in v.reasons) or "-"
-            out.append(f"| {_cell(v.change.label)} | {v.status} | {rules} | "
+            out.append(f"| {md.text(v.change.label)} | {v.status} | {rules} | "
                        f"{_paths(v.oracle)} | {_paths(v.behavior)} |")
         out.append("")
     for tip, check in j.pins.items():
         state = "holds" if check.ok else "**drift**"
         out += [f"### Fixture pin at `{tip[:12]}`: {state}", "",
-                f"- pinned: `{check.pinned}` ({check.format})", f"- actual: `{check.actual}`"]
+                f"- pinned: {md.code(check.pinned, table=False)} ({md.text(check.format)})",
+                f"- actual: {md.code(check.actual, table=False)}"]
         problems = [check.problem] if check.problem else []
-        out += [f"- {_cell(d)}" for d in [*problems, *check.details]]
+        out += [f"- {md.text(d)}" for d in [*problems, *check.details]]
         out.append("")
     for tip, card in j.scorecards.items():
         if not card:
             continue
         props = card.get("properties") or {}
-        out += [f"### Ballots at `{tip[:12]}` (seed {card.get('seed')})", "",
+        out += [f"### Ballots at `{tip[:12]}` (seed {md.text(card.get('seed'))})", "",
                 "| property | ballot | repeats | runs |", "| --- | --- | --- | --- |"]
         for name, prop in props.items():
-            runs = " ".join(str(r.get("outcome")) for r in prop.get("runs") or []) or "-"
-            out.append(f"| {_cell(name)} | {prop.get('ballot')} | {prop.get('repeats')} | {runs} |")
+            runs = " ".join(md.text(r.get("outcome")) for r in prop.get("runs") or []) or "-"
+            out.append(f"| {md.code(name)} | {md.text(prop.get('ballot'))} | "
+                       f"{md.text(prop.get('repeats'))} | {runs} |")
         abstain = [n for n, p in props.items() if p.get("ballot") in ("freeze", "frozen")]
-        out += ["", f"**Abstainers:** {', '.join(abstain) if abstain else 'none'}"
+        out += ["", "**Abstainers:** "
+                + (", ".join(md.code(n, table=False) for n in abstain) if abstain else "none")
                 + (" (frozen: a human must repair the oracle)" if abstain else ""), ""]
     return "\n".join(out) + "\n"

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from ballot_guard import markdown as md
+
 ANNOTATIONS_PER_TYPE = 10
 SUMMARY_BYTES = 1024 * 1024
 _MARGIN = 4096  # room for the note that says the summary was cut
@@ -49,7 +51,8 @@ def overflow_section(over: Sequence[str]) -> str:
         props = dict(p.split("=", 1) for p in head.partition(" ")[2].split(",") if "=" in p)
         where = props.get("file", "").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
         text = message.replace("%0A", " ").replace("%0D", " ").replace("%25", "%")
-        out.append(f"- {kind_of(line)}" + (f" `{where}`" if where else "") + f": {text}")
+        out.append(f"- {kind_of(line)}" + (f" {md.code(where, table=False)}" if where else "")
+                   + f": {md.text(text)}")
     return "\n".join(out) + "\n\n"
 
 

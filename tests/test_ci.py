@@ -80,7 +80,7 @@ def test_a_clean_pull_request_summarises_ballots_and_seed(pr: Repo, github: Path
     assert "::error" not in res.out
     text = github.read_text()
     assert "## ballot-guard: clean (exit 0)" in text
-    assert "| bounded_retry | pass | 2 | pass pass |" in text
+    assert "| `bounded_retry` | pass | 2 | pass pass |" in text
     assert "(seed " in text and "**Abstainers:** none" in text
     assert ": holds" in text
 
@@ -92,7 +92,7 @@ def test_a_stable_failure_is_annotated_on_its_property(pr: Repo, github: Path) -
     assert res.code == 1, res.out + res.err
     assert "::error file=properties/test_bounded_retry.py,title=ballot-guard%3A fail (exit 1)::" \
         in res.out
-    assert "| bounded_retry | fail |" in github.read_text()
+    assert "| `bounded_retry` | fail |" in github.read_text()
 
 
 def test_drift_at_head_is_2_and_annotated_on_the_pin(pr: Repo, github: Path) -> None:
@@ -134,8 +134,8 @@ def test_a_frozen_voter_is_an_abstainer_in_the_summary(pr: Repo, github: Path,
     assert "::error file=properties/test_flaky.py,title=ballot-guard%3A freeze (exit 3)::" in res.out
     text = github.read_text()
     assert "## ballot-guard: abstained (exit 3)" in text
-    assert "| flaky | freeze | 2 | pass fail |" in text
-    assert "**Abstainers:** flaky (frozen: a human must repair the oracle)" in text
+    assert "| `flaky` | freeze | 2 | pass fail |" in text
+    assert "**Abstainers:** `flaky` (frozen: a human must repair the oracle)" in text
 
 
 def test_an_evil_merge_that_mixes_oracle_and_behaviour_is_blocked(pr: Repo) -> None:
