@@ -25,6 +25,7 @@ from ballot_guard.errors import CannotJudge
 from ballot_guard.output import say, warn
 from ballot_guard.prepush import Target
 from ballot_guard.scorecard import junit
+from ballot_guard.shard import ShardSpec
 from ballot_guard.state import state_dir
 
 WORDS = {0: "clean", 1: "blocked", 2: "fixture pin", 3: "abstained", 4: "could not judge"}
@@ -80,7 +81,8 @@ def check_base(root: str, base: str) -> str:
 
 
 def run_ci(root: str, base: str, *, environ: Mapping[str, str] | None = None,
-           repeats: int | None = None, actor: str | None = None) -> int:
+           repeats: int | None = None, actor: str | None = None,
+           shard: ShardSpec | None = None, merge: Sequence[str] | None = None) -> int:
     from ballot_guard.identity import login_identities
 
     env = dict(os.environ if environ is None else environ)
@@ -94,7 +96,8 @@ def run_ci(root: str, base: str, *, environ: Mapping[str, str] | None = None,
             say(f"ballot-guard: actor {who} (matched against agents beside each commit's "
                 "identities)")
         j = judge(root, [Target(f"{base}..HEAD", "HEAD", base_sha, False)], environ=env,
-                  repeats=repeats, actor=login_identities(who) if who else ())
+                  repeats=repeats, actor=login_identities(who) if who else (), shard=shard,
+                  merge=merge)
     except CannotJudge as exc:
         if github:
             j = Judgement(code=exit_codes.CANNOT_JUDGE, stage="error", message=str(exc))

@@ -8,6 +8,7 @@ tip.  The digest and gate parts use the config of the tip they judge.
 """
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from ballot_guard.prepush import Target
 
 if TYPE_CHECKING:
     from ballot_guard.config import Config
+    from ballot_guard.shard import ShardSpec
     from ballot_guard.pin import PinCheck
     from ballot_guard.scope import Verdict
 
@@ -76,7 +78,8 @@ def remotes_option(root: str, remote: str | None) -> str:
 def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
           environ: Mapping[str, str] | None = None, scorecard: str | None = None,
           skip_empty: bool = False, repeats: int | None = None,
-          actor: tuple[str, ...] = ()) -> Judgement:
+          actor: tuple[str, ...] = (), shard: ShardSpec | None = None,
+          merge: Sequence[str] | None = None) -> Judgement:
     """Judge pushed targets in the contract's order; print the report; return what was found.
 
     ``skip_empty``: a pushed ref that adds no commit (a tag or branch on a commit a remote
@@ -84,6 +87,9 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     Each commit is judged by its base's config and by the config of the target it goes to
     (the remote's old tip, ``ci``'s base), when there is one; ``actor``: the identities of
     the account that proposed the change (``ci --actor``), beside each commit's own.
+    ``shard``: the gate runs only that shard's voters (``gate --shard``); ``merge``: the
+    gate does not run here, its verdict is the merge of these shard scorecards
+    (``gate --merge``), which also checked the runner, each on its own machine.
     """
     from ballot_guard import base as bases
     from ballot_guard.config import load_at
@@ -158,7 +164,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     # 4. runner of every tip (4)
     from ballot_guard.runner import resolve_runner
 
-    for tip in j.tips:
+    for tip in j.tips if merge is None else ():
         try:
             resolve_runner(root, j.configs[tip], environ=env, rev=tip)
         except CannotJudge as exc:
@@ -183,10 +189,14 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
 
     for tip in j.tips:
         path = scorecard or os.path.join(state_dir(root), SCORECARD)  # the gate's own default
-        result = run_gate(root, rev=tip, scorecard=path, environ=env, repeats=repeats,
-                          pin=j.pins[tip])  # checked at step 2, not again
-        j.gate_codes[tip] = result.code
-        j.scorecards[tip] = result.card
+        if merge is None:
+            result = run_gate(root, rev=tip, scorecard=path, environ=env, repeats=repeats,
+                              pin=j.pins[tip], shard=shard)  # pin checked at step 2
+            j.gate_codes[tip] = result.code
+            j.scorecards[tip] = result.card
+        else:
+            j.gate_codes[tip] = _merge(root, tip, merge, path)
+            j.scorecards[tip] = _read_json(path)
     code = exit_codes.worst(*j.gate_codes.values()) if j.gate_codes else exit_codes.CLEAN
     if code != exit_codes.CLEAN:
         return _stop(j, "gate", code, "; ".join(_gate_text(tip, c, j.scorecards.get(tip))
@@ -197,6 +207,19 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     j.message = f"{len(commits)} commit(s) judged, the pin holds, every voter passed"
     say(f"ballot-guard: clean (exit 0): {j.message}")
     return j
+
+
+def _merge(root: str, tip: str, paths: Sequence[str], scorecard: str) -> int:
+    """The gate's verdict at ``tip`` from the shards' scorecards (``gate --merge``)."""
+    from ballot_guard.shard_merge import merge
+
+    if not paths:
+        raise CannotJudge("no shard scorecard to merge: no shard job left one (did the "
+                          "shard jobs run, and upload their scorecards?)")
+    if git.head(root) != tip:
+        raise CannotJudge(f"the shards are merged in the checkout of {tip[:12]}, "
+                          "which is not checked out here")
+    return merge(root, paths, scorecard=scorecard)
 
 
 def _print_blocks(verdicts: Sequence[Verdict]) -> None:
@@ -230,3 +253,12 @@ def _gate_text(tip: str, code: int, card: Any) -> str:
             by_ballot.setdefault(str(ballot), []).append(name)
     names = "; ".join(f"{b}: {', '.join(n)}" for b, n in sorted(by_ballot.items()))
     return f"the gate at {tip[:12]} exited {code}" + (f" ({names})" if names else "")
+
+
+def _read_json(path: str) -> Any:
+    """The merged scorecard ``gate --merge`` wrote (None if it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return None

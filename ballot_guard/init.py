@@ -35,6 +35,7 @@ class Options:
     fixtures: str | None = None
     agents: tuple[str, ...] = ()
     ci: str | None = None  # "github"
+    shards: int = 1  # with ci: the gate split across a matrix of this many jobs
 
 
 @dataclass(frozen=True)
@@ -79,11 +80,23 @@ def table_keys(opts: Options) -> dict[str, object]:
     return keys
 
 
-def workflow_text(source: Source, root: str) -> str:
+_CHECKOUT = """\
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0  # the base branch and every commit of the pull request
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+"""
+
+
+def workflow_text(source: Source, root: str, shards: int = 1) -> str:
     has_project = os.path.exists(os.path.join(root, "setup.py")) or os.path.exists(
         os.path.join(root, PYPROJECT))
     install = ".venv/bin/python -m pip install " + ("-e . " if has_project else "") + \
         "pytest hypothesis"
+    if shards > 1:
+        return sharded_workflow(source, install, shards)
     return f"""\
 # Written by `ballot-guard init --ci github`.  In CI nobody can skip a hook with
 # --no-verify: every commit of the pull request is judged (scope), then the fixture pin
@@ -109,6 +122,48 @@ jobs:
           python -m venv .venv
           {install}
       - uses: {source.action}
+"""
+
+
+def sharded_workflow(source: Source, install: str, n: int) -> str:
+    """The sharded form: a matrix job per shard, then the merge job, the one verdict."""
+    ks = ", ".join(str(k) for k in range(1, n + 1))
+    return f"""\
+# Written by `ballot-guard init --ci github --shards {n}`.  In CI nobody can skip a hook
+# with --no-verify: every commit of the pull request is judged (scope), then the fixture
+# pin and the repeat gate run at its head, the gate's voters split across {n} shard jobs
+# (all the repeats of a voter on one machine).  The job `ballot-guard` merges their
+# scorecards into one verdict: make it the one required check.  Exit codes: 0 clean,
+# 1 blocked, 2 fixture drift, 3 abstention (a frozen voter), 4 could not judge (also: a
+# shard missing, or shards of another commit).
+name: ballot-guard
+on:
+  pull_request:
+permissions:
+  contents: read
+jobs:
+  shard:
+    strategy:
+      fail-fast: false  # every shard votes, whatever another one found
+      matrix:
+        shard: [{ks}]
+    runs-on: ubuntu-latest
+    steps:
+{_CHECKOUT}      - name: The project's interpreter (.venv), where the properties run
+        run: |
+          python -m venv .venv
+          {install}
+      - uses: {source.action}
+        with:
+          shard: ${{{{ matrix.shard }}}}/{n}
+  ballot-guard:
+    needs: shard
+    if: always()  # a shard that failed or was cancelled is a missing shard: exit 4
+    runs-on: ubuntu-latest
+    steps:
+{_CHECKOUT}      - uses: {source.action}
+        with:
+          merge: "true"
 """
 
 
@@ -138,7 +193,7 @@ def plan(root: str, opts: Options, source: Source) -> Plan:
     else:
         kept.append(f"{PRE_COMMIT_CONFIG} (both hooks)")
     if opts.ci == "github":
-        text = workflow_text(source, root).encode()
+        text = workflow_text(source, root, opts.shards).encode()
         old = _read(root, WORKFLOW)
         if old is None:
             edits.append(FileEdit(WORKFLOW, text, "created"))

@@ -203,6 +203,21 @@ def check(paths: Sequence[str]) -> list[ShardCard]:
     return ordered
 
 
+def check_checkout(shards: Sequence[ShardCard], head: str | None, config: Config) -> None:
+    """The shards voted on the commit (and with the configuration) of the checkout that
+    merges them, where the freeze records go: ShardError naming the file otherwise."""
+    first = shards[0]
+    made = first.card.get("commit")
+    if made != head:
+        raise ShardError(f"{first.path}: the shards voted on commit {str(made)[:12]}, but this "
+                         f"checkout is at {str(head)[:12]}: merge them in a checkout of the "
+                         "commit they voted on (in CI: the same commit as the shard jobs)")
+    recorded = first.card["shard"].get("config")
+    if recorded is not None and recorded != config_digest(config):
+        raise ShardError(f"{first.path}: the shards voted with another configuration than "
+                         "this checkout's [tool.ballot_guard]: these shards are not its vote")
+
+
 def could_not_vote(shards: Sequence[ShardCard]) -> int | None:
     """2 or 4 when a shard could not vote, in the contract's order (4 config, 2, 4)."""
     codes = [s.exit for s in shards]

@@ -25,7 +25,7 @@ from ballot_guard.output import emit_json
 from ballot_guard.report import print_report
 from ballot_guard.runner import Run
 from ballot_guard.scorecard import Known
-from ballot_guard.shard import ShardCard, ShardError, check, could_not_vote
+from ballot_guard.shard import ShardCard, ShardError, check, check_checkout, could_not_vote
 from ballot_guard.state import state_dir, utc_now
 
 _OUTCOMES = ("pass", "fail", "timeout", "error")
@@ -91,6 +91,8 @@ def merge(root: str, paths: Sequence[str], *, scorecard: str | None = None,
     out: IO[str] = sys.stderr if as_json else sys.stdout
     shards = check(paths)
     top = git.toplevel(root)
+    config = load_worktree(top)
+    check_checkout(shards, git.head(top), config)
     first = shards[0].card
     n = shards[0].n
     order = list(first["shard"]["all_voters"])
@@ -115,7 +117,6 @@ def merge(root: str, paths: Sequence[str], *, scorecard: str | None = None,
     print_report(ballots, seed=seed, header=header, stream=out, environ=environ)
     new = [b for b in ballots if b.ballot == "freeze"]
     if new:
-        config = load_worktree(top)
         known = Known(commit=first.get("commit"), seed=seed, digest=first.get("digest"))
         record_freezes(top, config, new, known, None, out)
     _write(top, _merged_card(shards, order, code), scorecard, junit_xml, as_json)

@@ -134,6 +134,14 @@ def test_ci_github_writes_a_workflow_that_uses_this_repositorys_action(project: 
     assert 'oracle_paths = [".github/workflows/**"]' in (project.path / "pyproject.toml").read_text()
 
 
+def test_shards_need_ci_github_and_a_sensible_count(project: Repo) -> None:
+    for args in (["--shards", "3"], ["--ci", "github", "--shards", "1"],
+                 ["--ci", "github", "--shards", "65"]):
+        res = run_cli(["init", *args, *HOOKS], project.path)
+        assert res.code == 4 and "--shards N goes with --ci github, and N is 2 to 64" in res.err
+        assert not (project.path / ".github").exists()
+
+
 REFUSALS = {
     "table sets another value": (
         {"pyproject.toml": b'[tool.ballot_guard]\nproperties_dir = "a"\n'},

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 
@@ -18,6 +19,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                         "the pull request's author, else GITHUB_ACTOR)")
     p.add_argument("--repeats", type=int, metavar="N",
                    help="runs per property for every voter (at least 2; default: the config's)")
+    p.add_argument("--shard", metavar="K/N",
+                   help="the gate runs only the voters of shard K of N (gate --shard); its "
+                        "scorecard is one of the N that `ci --merge` takes")
+    p.add_argument("--merge", nargs="*", metavar="SCORECARD",
+                   help="the gate does not run here: its verdict is the merge of every "
+                        "shard's scorecard (gate --merge), after the scope and the pin")
     p.set_defaults(func=run)
 
 
@@ -26,7 +33,15 @@ def run(args: argparse.Namespace) -> int:
     from ballot_guard.ci import run_ci
     from ballot_guard.errors import UsageError
 
+    from ballot_guard.shard import parse_spec
+
     if args.actor is not None and not args.actor.strip():
         raise UsageError("--actor wants an account name")
+    if args.merge is not None and (args.shard is not None or args.repeats is not None):
+        raise UsageError(f"--merge takes no {'--shard' if args.shard else '--repeats'}: "
+                         "the shards' scorecards say it all")
+    shard = parse_spec(args.shard) if args.shard is not None else None
+    merge = [os.path.abspath(p) for p in args.merge] if args.merge is not None else None
     return run_ci(git.toplevel("."), args.base, repeats=args.repeats,
-                  actor=args.actor.strip() if args.actor is not None else None)
+                  actor=args.actor.strip() if args.actor is not None else None,
+                  shard=shard, merge=merge)

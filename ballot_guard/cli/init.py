@@ -17,6 +17,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--agents", metavar="PATTERN", action="append", default=[],
                    help="an agent identity pattern, e.g. 'Coding Agent <*>' (repeatable)")
     p.add_argument("--ci", choices=["github"], help="also write a GitHub Actions workflow")
+    p.add_argument("--shards", type=int, metavar="N",
+                   help="with --ci github: the gate split across a matrix of N shard jobs, "
+                        "and one merge job that gives the verdict (2 to 64)")
     p.add_argument("--hooks-repo", metavar="URL",
                    help="the hooks' repository in .pre-commit-config.yaml (default: where "
                         "this ballot-guard was installed from)")
@@ -31,9 +34,13 @@ def run(args: argparse.Namespace) -> int:
     from ballot_guard.init_edits import Refusal
     from ballot_guard.source import detect
 
+    from ballot_guard.errors import UsageError
+
+    if args.shards is not None and (args.ci is None or not 2 <= args.shards <= 64):
+        raise UsageError("--shards N goes with --ci github, and N is 2 to 64")
     root = git.toplevel(".")
     opts = Options(properties=args.properties, fixtures=args.fixtures,
-                   agents=tuple(args.agents), ci=args.ci)
+                   agents=tuple(args.agents), ci=args.ci, shards=args.shards or 1)
     try:
         plan, commands = run_init(root, opts, detect(args.hooks_repo, args.hooks_rev))
     except Refusal as exc:
