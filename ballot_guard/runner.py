@@ -448,9 +448,13 @@ class _Zygote:
         self.live.add(pid)
         return rid
 
-    def go(self, rid: str, req: dict[str, Any], timeout: float) -> Run:
+    def go(self, rid: str, req: dict[str, Any], timeout: float, *, alone: bool = True) -> Run:
         """Release a prepared run and wait for its end, ``timeout`` at most: then its
-        group is killed, and a server that cannot report that end within GRACE too."""
+        group is killed, and a server that cannot report that end within GRACE too.
+
+        Alone on its server, such a run is a ``timeout``.  Beside other runs
+        (``alone`` False) it may not be the one that stopped the server: RunnerStopped,
+        and the caller runs it again alone."""
         start = time.monotonic()
         deadline = start + timeout
         pid = self.pids.pop(rid)
@@ -465,6 +469,9 @@ class _Zygote:
                 status = self._await(rid, ("exit", "signal"), time.monotonic() + GRACE)
                 if status is None:  # it cannot report: stopped, or its replies flooded
                     self.kill()
+                    if not alone:
+                        raise RunnerStopped("the runner could not report a run's end in time "
+                                            "(stopped or flooded): it was killed")
                     status = {}
         except EOFError:
             _end_run(pid)  # the server died under it: nothing of the run stays
@@ -673,10 +680,24 @@ class Session:
             run = self._checked(run)
             if run.started is not None:
                 run = dataclasses.replace(run, started=run.started - origin)
-            sched.done(task, run.seconds)
+            assert self.scheduler is not None  # sched, or the one of the runs run again
+            self.scheduler.done(task, run.seconds)
             results[task[0]] = run
             on_run(task[0], run)
 
+        if self.fork and self.jobs > 1:
+            # a stopped or flooded server is one for every slot: which run stopped it is
+            # not known, so the runs it took down are run again, alone, afterwards
+            lost: list[tuple[Hashable, str]] = []
+            workers = [functools.partial(self._work, sched, done, lost)
+                       for _ in range(self.jobs)]
+            self._pool(workers)
+            if lost:
+                again = self.scheduler = Scheduler(lost)
+                if self.stopped:
+                    again.stop()
+                self._work(again, done, None)
+            return results
         if not self.fork:
             def fresh_worker() -> None:
                 while (task := sched.take()) is not None:
@@ -685,10 +706,14 @@ class Session:
                                           live=self.fresh, top=self.top))
             workers = [fresh_worker] * self.jobs
         else:
-            workers = [functools.partial(self._work, sched, done) for _ in range(self.jobs)]
+            workers = [functools.partial(self._work, sched, done, None)]
         if len(workers) == 1:
             workers[0]()
             return results
+        self._pool(workers)
+        return results
+
+    def _pool(self, workers: Sequence[Callable[[], None]]) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         pool = ThreadPoolExecutor(max_workers=len(workers))
@@ -700,10 +725,13 @@ class Session:
             raise
         finally:
             pool.shutdown(wait=True)
-        return results
 
-    def _work(self, sched: Scheduler, done: Callable[[tuple[Hashable, str], Run], None]) -> None:
-        """One job slot's loop: release a run, prepare the next while it runs (once safe)."""
+    def _work(self, sched: Scheduler, done: Callable[[tuple[Hashable, str], Run], None],
+              lost: list[tuple[Hashable, str]] | None) -> None:
+        """One job slot's loop: release a run, prepare the next while it runs (once safe).
+
+        With ``lost`` (job slots sharing one server), a run whose server ended or was
+        killed under it is put there, not voted: the caller runs it again alone."""
         ahead = False  # only after a run showed no project code before its "go"
         task = sched.take()
         prepared: tuple[str, dict[str, Any], _Zygote] | None = None
@@ -726,12 +754,18 @@ class Session:
                 with self.going_lock:
                     self.going += 1
                 try:
-                    run = z.go(rid, req, self.timeout)
+                    run = z.go(rid, req, self.timeout, alone=lost is None)
                 finally:
                     with self.going_lock:
                         self.going -= 1
             except (EOFError, OSError, ValueError, AssertionError) as exc:
                 prepared = None
+                if lost is not None and isinstance(exc, (EOFError, OSError)) \
+                        and not self.stopped:
+                    lost.append(task)  # its server went down under it: run it again alone
+                    sched.done(task, 0.0)
+                    task = nxt if nxt is not None else sched.take()
+                    continue
                 run = Run("error", None, 0.0, detail=str(exc) if isinstance(exc, RunnerStopped)
                           else "the runner process ended unexpectedly")
             done(task, run)

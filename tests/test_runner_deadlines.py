@@ -82,3 +82,34 @@ def test_a_run_that_attacks_its_runner_cannot_hold_the_gate(project: Repo, tmp_p
     time.sleep(0.2)
     assert [pid for pid in seen if not _gone(pid)] == []
     assert project.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_at_jobs_above_1_a_stopped_server_costs_the_others_nothing(project: Repo,
+                                                                  tmp_path: Path) -> None:
+    """A real SIGSTOP with --jobs 2: the voters whose runs were on the stopped server beside
+    the attacker's (slow enough to be going when it stops) are run again alone and pass;
+    the attacker's runs, alone too, are timeouts: its ballot is fail, and the gate ends."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    timeout = 10  # room for the others' runs on a loaded machine: only the attacker's pass it
+    slow = "import time\n\ndef test_slow():\n    time.sleep(1.5)\n"
+    make_project(project, {"attack": PRELUDE.format(pids=str(pids)) + ATTACKS["stop"],
+                           "slow_a": slow, "slow_b": slow, "later": PASS},
+                 table=f'timeout = {timeout}\nsandbox = "off"\n')
+    start = time.monotonic()
+    res = run_bg(["gate", "--rev", "HEAD", "--jobs", "2"], project.path, timeout=600)
+    took = time.monotonic() - start
+    props = scorecard(project)["properties"]
+    assert [r["outcome"] for r in props["attack"]["runs"]] == ["timeout", "timeout"], res.out
+    assert {n: p["ballot"] for n, p in props.items()} == {
+        "attack": "fail", "slow_a": "pass", "slow_b": "pass", "later": "pass"}, res.out
+    assert res.code == 1, res.out + res.err
+    assert all(r["seconds"] < timeout + 30 for r in props["attack"]["runs"]), props
+    assert took < 400, took
+    servers = [int(p.name.partition("-")[2]) for p in pids.iterdir()
+               if p.name.startswith("server-")]
+    assert len(set(servers)) >= 2  # the stopped server was replaced
+    time.sleep(0.2)
+    seen = [int(p.name.partition("-")[2]) for p in pids.iterdir()]
+    assert [pid for pid in seen if not _gone(pid)] == []
+    assert project.git("worktree", "list", "--porcelain").count("worktree ") == 1
