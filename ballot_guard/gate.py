@@ -460,6 +460,10 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.
             found = oracle_blobs.mismatches(tree, top, rev, config)
             if found:
                 raise CannotJudge(oracle_blobs.message(found, f"the checkout of {rev[:12]}"))
+        else:  # the working tree, as it is; but not as a filter driver rewrote it
+            found = oracle_blobs.filtered(tree, config)
+            if found:
+                raise CannotJudge(oracle_blobs.filtered_message(found))
         freeze_path = os.path.join(tree, config.freeze_file)
         frozen = set(freeze.load(freeze_path).frozen)
         got = cast(stage, voters, frozen, watch, known, run_times)

@@ -121,3 +121,61 @@ def message(found: list[str], where: str) -> str:
             "git and the vote rewrote them (a smudge or clean filter in .git/config or "
             ".git/info/attributes, an eol or encoding conversion, an edit): nobody votes "
             "on a judge the pin and the scope rules did not see")
+
+
+def filter_drivers(root: str) -> set[str]:
+    """The filter drivers git's configuration defines (a smudge, clean or process command:
+    code git runs on checkout), by name."""
+    res = git.run(["config", "--null", "--get-regexp", r"^filter\..*\.(smudge|clean|process)$"],
+                  cwd=root, check=False)
+    names = set()
+    for rec in git.split_z(res.stdout):
+        key, _, value = rec.partition("\n")
+        name = key[len("filter."):key.rfind(".")]
+        if value.strip():
+            names.add(name)
+    return names
+
+
+def filtered(root: str, config: Config) -> list[str]:
+    """Oracle files of the working tree ``root`` that a configured filter driver wrote
+    (their ``filter`` attribute names one) and that are not their index blob, each with
+    the driver's name.  git runs those drivers on checkout: what they wrote is not what
+    the pin, the scope rules and the index hold.  (An uncommitted edit of an unfiltered
+    oracle file is the user's own, and a plain gate votes on it, as it always did.)"""
+    drivers = filter_drivers(root)
+    if not drivers:
+        return []
+    env = dict(os.environ, GIT_LITERAL_PATHSPECS="1")
+    data = git.out(["ls-files", "-s", "-z", "--", config.properties_dir, config.fixtures_dir,
+                    *_singles(config)], cwd=root, env=env)
+    staged: dict[str, tuple[str, str]] = {}
+    for rec in git.split_z(data):
+        meta, _, path = rec.partition("\t")
+        mode, oid, _stage = meta.split(" ")
+        staged[path] = (mode, oid)
+    if not staged:
+        return []
+    attrs = git.out(["check-attr", "-z", "--stdin", "filter"], cwd=root,
+                    input=b"".join(os.fsencode(p) + b"\0" for p in staged))
+    fields = git.split_z(attrs)
+    algo = git.object_format(root)
+    found = []
+    for path, _attr, value in zip(fields[0::3], fields[1::3], fields[2::3]):
+        if value not in drivers or path not in staged:
+            continue
+        mode, oid = staged[path]
+        why = _differs(os.path.join(root, path), mode, oid, algo)
+        if why is not None:
+            found.append(f"{path} (filter={value}: {why})")
+    return found
+
+
+def filtered_message(found: list[str]) -> str:
+    shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+    return (f"oracle files of the working tree were written by a filter, not as committed: "
+            f"{shown}. A filter driver (filter.NAME in .git/config) is code git runs on "
+            "checkout, between the commit and the vote; nobody votes on a judge the pin and "
+            "the scope rules did not see: remove the filter attribute (.git/info/attributes, "
+            ".gitattributes) or the driver, check the files out again (git checkout -- PATH), "
+            "or vote on the commit with `ballot-guard gate --rev HEAD`")

@@ -179,3 +179,43 @@ def test_unfreeze_refuses_a_working_tree_whose_judge_is_not_the_commit(tmp_path:
     assert "properties/test_bounded_retry.py (other bytes than its blob)" in res.err
     assert "commit the repair" in res.err
     assert "bounded_retry" in repo.path.joinpath("freeze_set.json").read_text()
+
+
+def test_a_plain_gate_refuses_oracle_files_a_filter_wrote(tmp_path: Path) -> None:
+    """The working tree checked out through a real smudge filter: the plain gate (no --rev)
+    names the file and its filter instead of voting on what the filter wrote."""
+    repo = make_project(tmp_path / "project")
+    repo.write("billing.py", BILLING.replace("calls >= retries", "calls > retries"))
+    repo.commit_all("retry four times")
+    _smudge(repo, tmp_path)
+    repo.remove("properties/test_bounded_retry.py")
+    repo.git("checkout", "--", "properties/test_bounded_retry.py")  # through the filter
+    assert (repo.path / "properties/test_bounded_retry.py").read_text() == PASSING
+    res = run_cli(["gate"], repo.path)
+    assert res.code == 4, res.out + res.err
+    assert "properties/test_bounded_retry.py (filter=fmt: other bytes than its blob)" in res.err
+    assert res.err.count("\n") == 1 and "gate --rev HEAD" in res.err
+    assert run_cli(["gate", "--rev", "HEAD"], repo.path).code == 1  # the commit's vote
+
+    # checked out again without the filter: the committed property votes, and fails
+    (repo.path / ".git/info/attributes").write_text("")
+    repo.remove("properties/test_bounded_retry.py")
+    repo.git("checkout", "--", "properties/test_bounded_retry.py")
+    res = run_cli(["gate"], repo.path)
+    assert res.code == 1 and "assert 4 == 3" in res.out, res.out + res.err
+
+
+def test_a_plain_gate_votes_on_an_unfiltered_edit_and_a_filter_that_changed_nothing(
+        tmp_path: Path) -> None:
+    repo = make_project(tmp_path / "project")
+    repo.git("config", "filter.same.smudge", "cat")
+    repo.git("config", "filter.same.clean", "cat")
+    repo.write(".gitattributes", "fixtures/** filter=same\n")
+    repo.commit_all("a filter that changes nothing")
+    repo.remove("fixtures/cards.json")
+    repo.git("checkout", "--", "fixtures/cards.json")
+    assert run_cli(["gate"], repo.path).code == 0
+    # the user's own uncommitted edit of a property (no filter on it) is what it votes on
+    repo.write("properties/test_bounded_retry.py", PASSING.replace("pass", "assert False"))
+    res = run_cli(["gate"], repo.path)
+    assert res.code == 1, res.out + res.err
