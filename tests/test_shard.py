@@ -275,3 +275,24 @@ def test_assignment_puts_every_voter_on_exactly_one_shard_and_balances(
     w = weights or dict.fromkeys(voters, 1.0)
     loads = [sum(w[v] for v in shard) for shard in plan]
     assert max(loads) - min(loads) <= max(w.values()) + 1e-6
+
+
+def test_the_merge_refuses_shards_of_another_commit_or_config_than_its_checkout(
+        three: tuple[Repo, list[Path]]) -> None:
+    """The freeze records go into the merging checkout: it must be the one the shards
+    voted on."""
+    repo, cards = three
+    voted = repo.head()
+    repo.write("notes.txt", "later\n")
+    repo.commit_all("a later commit")
+    res = merge(repo, cards)
+    assert res.code == 4 and res.err.count("\n") == 1
+    assert f"{cards[0]}: the shards voted on commit {voted[:12]}, but this checkout is at " \
+        f"{repo.head()[:12]}" in res.err
+    repo.git("reset", "-q", "--hard", voted)
+    repo.write("pyproject.toml", (repo.path / "pyproject.toml").read_text() + "repeats = 3\n")
+    res = merge(repo, cards)
+    assert res.code == 4
+    assert f"{cards[0]}: the shards voted with another configuration than this checkout's" \
+        in res.err
+    assert not (repo.path / ".ballot_guard" / "scorecard.json").exists()
