@@ -22,9 +22,9 @@ from ballot_guard.prepush import Target
 
 if TYPE_CHECKING:
     from ballot_guard.config import Config
-    from ballot_guard.shard import ShardSpec
     from ballot_guard.pin import PinCheck
     from ballot_guard.scope import Verdict
+    from ballot_guard.shard import ShardSpec
 
 
 @dataclass

@@ -161,7 +161,7 @@ def filtered(root: str, config: Config) -> list[str]:
     fields = git.split_z(attrs)
     algo = git.object_format(root)
     found = []
-    for path, _attr, value in zip(fields[0::3], fields[1::3], fields[2::3]):
+    for path, _attr, value in zip(fields[0::3], fields[1::3], fields[2::3], strict=True):
         if value not in drivers or path not in staged:
             continue
         mode, oid = staged[path]

@@ -689,9 +689,8 @@ class Session:
             # a stopped or flooded server is one for every slot: which run stopped it is
             # not known, so the runs it took down are run again, alone, afterwards
             lost: list[tuple[Hashable, str]] = []
-            workers = [functools.partial(self._work, sched, done, lost)
-                       for _ in range(self.jobs)]
-            self._pool(workers)
+            self._pool([functools.partial(self._work, sched, done, lost)
+                        for _ in range(self.jobs)])
             if lost:
                 again = self.scheduler = Scheduler(lost)
                 if self.stopped:

@@ -408,6 +408,8 @@ def test_init_writes_the_sharded_workflow_and_its_jobs_give_one_verdict(
         repo.path, tmp_path / "merge")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "merged 3 shard(s)" in proc.stdout
+    assert "## ballot-guard: clean (exit 0)" in summary.read_text()
+    assert outputs == {"artifact": "ballot-guard", "exit-code": "0"}
     merged = json.loads((repo.path / ".ballot_guard" / "scorecard.json").read_text())
     assert sorted(merged["properties"]) == ["bounded_retry", "second"]
     assert [s["voters"] for s in merged["shards"]] == [["bounded_retry"], ["second"], []]

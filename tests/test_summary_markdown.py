@@ -67,7 +67,7 @@ def test_property_names_stay_in_their_cell(names: list[str]) -> None:
     j = Judgement(code=0, scorecards={"a" * 40: card(names)})
     [rows] = tables(ci.summary(j))
     assert len(rows) == len(names)  # no row broken, none forged
-    for row, name in zip(rows, names):
+    for row, name in zip(rows, names, strict=True):
         assert len(row) == 4
         if name.strip(" "):
             assert literal(row[0]) == neutral(name)
@@ -105,7 +105,7 @@ def test_overflowing_annotations_keep_their_paths_literal() -> None:
     for item in items:
         kinds = {c.type for c in item.children or []}
         assert kinds <= {"text", "code_inline"}, kinds
-        assert [c.content for c in item.children or [] if c.type == "code_inline"][0] \
+        assert next(c.content for c in item.children or [] if c.type == "code_inline") \
             .startswith("src/a`1")
 
 

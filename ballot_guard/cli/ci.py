@@ -32,7 +32,6 @@ def run(args: argparse.Namespace) -> int:
     from ballot_guard import git
     from ballot_guard.ci import run_ci
     from ballot_guard.errors import UsageError
-
     from ballot_guard.shard import parse_spec
 
     if args.actor is not None and not args.actor.strip():

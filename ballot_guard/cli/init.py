@@ -29,12 +29,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ballot_guard import git, output
+    from ballot_guard.errors import UsageError
     from ballot_guard.exit_codes import CANNOT_JUDGE, CLEAN
     from ballot_guard.init import Options, run_init
     from ballot_guard.init_edits import Refusal
     from ballot_guard.source import detect
-
-    from ballot_guard.errors import UsageError
 
     if args.shards is not None and (args.ci is None or not 2 <= args.shards <= 64):
         raise UsageError("--shards N goes with --ci github, and N is 2 to 64")
