@@ -534,6 +534,22 @@ def _code_files(pm: Any, plugin: Any) -> set[str]:
     return found
 
 
+def _all_code_files(pm: Any) -> dict[int, set[str]]:
+    """``_code_files`` of every registered plugin, by ``id``, in one pass over the hooks."""
+    found: dict[int, set[str]] = {}
+    for caller in list(vars(pm.hook).values()):
+        try:
+            impls = caller.get_hookimpls()
+        except Exception:  # noqa: BLE001 - not a hook caller
+            continue
+        for impl in impls:
+            func = getattr(impl.function, "__func__", impl.function)
+            name = getattr(getattr(func, "__code__", None), "co_filename", None)
+            if isinstance(name, str):
+                found.setdefault(id(impl.plugin), set()).add(name)
+    return found
+
+
 def plugin_files(pm: Any) -> list[str]:
     """Every loaded pytest plugin that may be the project's own code, as real paths:
     plugin modules and hook functions outside the interpreter's installation
@@ -542,12 +558,13 @@ def plugin_files(pm: Any) -> list[str]:
     (``pip install .``), that directory prefixed with ``dist:``.  The parent judges
     which of them lie in the repository outside the oracle."""
     found: set[str] = set()
+    code_files = _all_code_files(pm)
     for _name, plugin in pm.list_name_plugin():
         if plugin is None or isinstance(plugin, (_Plugin, _Hold)):
             continue  # ours (this file may lie in a checkout of ballot-guard itself)
         module = plugin if hasattr(plugin, "__file__") and not isinstance(plugin, type) \
             else sys.modules.get(getattr(type(plugin), "__module__", ""))
-        files = _code_files(pm, plugin)
+        files = set(code_files.get(id(plugin), ()))
         path = getattr(module, "__file__", None)
         if isinstance(path, str):
             files.add(path)
@@ -882,8 +899,81 @@ def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
 
     _mark(pytest)
     plugin = _Plugin(req["home"], req["result"], hold, _SNAPSHOT or _Integrity.take())
-    code = pytest.main(_confined(list(req["args"]), top), plugins=[hold, plugin])
+    code = _main(pytest, _confined(list(req["args"]), top), [hold, plugin])
     return int(code)
+
+
+# --- pytest's first step, done once in the serving parent -----------------------
+#
+# ``pytest.main`` starts with ``get_config``: a plugin manager, every built-in
+# plugin registered and its options declared; the same for every run, and about a
+# tenth of a trivial run's CPU.  The serving parent does it once (``_template``),
+# for the ``-p no:...`` options every run passes (all that ``get_config`` reads of
+# the arguments); each child, a copy, takes that Config over as its own in place
+# of a new one, with its own invocation parameters, and pytest goes on exactly as
+# in ``pytest.main``.  Nothing of the project takes part in it (no argument but
+# those options, no file, no conftest, no installed plugin: those load later, in
+# the run); a run whose options differ makes its own, as before.
+
+_TEMPLATE: Any = None   # the parent's pytest Config, before any run
+_TEMPLATE_P = ("no:cacheprovider",)  # the -p options it was made for (runner.pytest_args)
+_PROG = "pytest.main()"  # what pytest.main() names the program
+
+
+def _p_options(args: list[str]) -> tuple[str, ...]:
+    """The ``-p`` values of ``args``, as pytest's ``consider_preparse`` reads them."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        opt = args[i]
+        i += 1
+        if opt == "-p":
+            if i < len(args):
+                out.append(args[i].strip())
+            i += 1
+        elif opt.startswith("-p"):
+            out.append(opt[2:].strip())
+    return tuple(out)
+
+
+def _template() -> None:
+    global _TEMPLATE
+    try:
+        from _pytest.config import get_config
+
+        _TEMPLATE = get_config([x for p in _TEMPLATE_P for x in ("-p", p)], prog=_PROG)
+    except Exception:  # noqa: BLE001 - every run makes its own
+        _TEMPLATE = None
+
+
+def _main(pytest: Any, args: list[str], plugins: list[Any]) -> Any:
+    """``pytest.main(args, plugins=plugins)``, its first step taken from the template.
+
+    ``get_config`` is replaced only until pytest calls it, once, right at the start,
+    long before anything of the project runs (and before the integrity check's
+    rebase): the judge's machinery is as it was for the rest of the run."""
+    global _TEMPLATE
+    template, _TEMPLATE = _TEMPLATE, None
+    cfg = sys.modules.get("_pytest.config")
+    if template is None or cfg is None or _p_options(args) != _TEMPLATE_P:
+        return pytest.main(args, plugins=plugins)
+    original = cfg.get_config
+
+    def get_config(a: Any = None, p: Any = None, *, prog: Any = None) -> Any:
+        cfg.get_config = original
+        if a is not args or prog != _PROG:
+            return original(a, p, prog=prog)
+        from pathlib import Path
+
+        template.invocation_params = cfg.Config.InvocationParams(args=a, plugins=p,
+                                                                 dir=Path.cwd())
+        return template
+
+    cfg.get_config = get_config
+    try:
+        return pytest.main(args, plugins=plugins)
+    finally:
+        cfg.get_config = original
 
 
 def _redirect(log: str) -> None:
@@ -1187,8 +1277,41 @@ def _keeper(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
     _keep(req, go_fd, lambda r_go: _child(req, r_go), sandboxed=bool(POLICY))
 
 
-def _preimport() -> None:
-    """Import what every run imports, so each fork starts with it loaded."""
+# Judge modules every run imports only on first use (pytest reading a pyproject.toml,
+# pytest-xdist's hook specifications, Hypothesis's target optimiser): imported once here.
+_LAZY = ("tomllib", "tomli", "xdist.newhooks", "hypothesis.internal.conjecture.optimiser")
+
+
+def _warm_local_constants() -> None:
+    """Hypothesis draws examples from the constants of "local" (non-installed) modules,
+    and on its first draw looks at every module in ``sys.modules`` to find them (about
+    a third of a trivial run's CPU in a fresh child).  Every module here is the judge's:
+    decide for each which kind it is now, once, so a run only looks at the modules it
+    imports itself.  The judge's own files (this one, the sandbox) are never local:
+    under the gate, examples do not depend on ballot-guard's source.  A module that is
+    local (none, unless a path entry of the installation lies outside it) stays unseen,
+    so each run still reads its constants itself; nothing is read or written here."""
+    providers = sys.modules.get("hypothesis.internal.conjecture.providers")
+    constants = sys.modules.get("hypothesis.internal.constants_ast")
+    seen = getattr(providers, "_seen_modules", None)
+    is_local = getattr(constants, "is_local_module_file", None)
+    if not isinstance(seen, set) or not callable(is_local):
+        return  # another Hypothesis: each run does it all, as before
+    here = os.path.dirname(_REALPATH(__file__))
+    for mod in list(sys.modules.values()):
+        path = getattr(mod, "__file__", None)
+        try:
+            if isinstance(path, str) and _under(_REALPATH(path), here):
+                seen.add(id(mod))
+            elif path is None or not is_local(path):
+                seen.add(id(mod))
+        except Exception:  # noqa: BLE001 - left for the run to decide
+            pass
+
+
+def _preimport(template: bool = False) -> None:
+    """Import what every run imports, so each fork starts with it loaded (and, with
+    ``template``, take pytest's first step for the runs: ``_template``)."""
     import importlib
 
     try:
@@ -1218,11 +1341,14 @@ def _preimport() -> None:
                     names.append(ep.value.split(":")[0].strip())
     except Exception:  # noqa: BLE001
         pass
-    for name in names:
+    for name in names + list(_LAZY):
         try:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - a plugin that fails here fails in the run too
             pass
+    _warm_local_constants()
+    if template:
+        _template()
     import gc
     gc.collect()
     if hasattr(gc, "freeze"):  # children skip the parent's objects when they collect
@@ -1252,7 +1378,7 @@ def serve(policy: str | None = None) -> int:
     info = describe()
     if info["ok"]:
         info["idle"] = _can_idle()
-        _preimport()
+        _preimport(template=True)
         _add_cwd()
         try:
             _libc()  # loaded once here, not in every keeper
