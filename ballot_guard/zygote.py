@@ -954,7 +954,7 @@ def _main(pytest: Any, args: list[str], plugins: list[Any]) -> Any:
     rebase): the judge's machinery is as it was for the rest of the run."""
     global _TEMPLATE
     template, _TEMPLATE = _TEMPLATE, None
-    cfg = sys.modules.get("_pytest.config")
+    cfg: Any = sys.modules.get("_pytest.config")
     if template is None or cfg is None or _p_options(args) != _TEMPLATE_P:
         return pytest.main(args, plugins=plugins)
     original = cfg.get_config
@@ -1301,9 +1301,8 @@ def _warm_local_constants() -> None:
     for mod in list(sys.modules.values()):
         path = getattr(mod, "__file__", None)
         try:
-            if isinstance(path, str) and _under(_REALPATH(path), here):
-                seen.add(id(mod))
-            elif path is None or not is_local(path):
+            if path is None or (isinstance(path, str) and _under(_REALPATH(path), here)) \
+                    or not is_local(path):
                 seen.add(id(mod))
         except Exception:  # noqa: BLE001 - left for the run to decide
             pass
