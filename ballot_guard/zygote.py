@@ -937,7 +937,7 @@ def _p_options(args: list[str]) -> tuple[str, ...]:
 
 
 def _template() -> None:
-    global _TEMPLATE
+    global _TEMPLATE  # noqa: PLW0603 - made once, in the serving parent
     try:
         from _pytest.config import get_config
 
