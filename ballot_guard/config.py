@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
+from ballot_guard.change.identity import unmatchable
 from ballot_guard.errors import CannotJudge
+from ballot_guard.git import Snapshot
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_NEUTRAL = ("*.md", "*.rst", "docs/**", "/LICENSE*", "/CHANGELOG*")
@@ -159,8 +161,6 @@ def parse_table(table: Any, source: str = PYPROJECT) -> Config:
         if key in table:
             kw[key] = _str_list(key, table[key], source)
     if "agents" in kw:
-        from ballot_guard.identity import unmatchable
-
         for pattern in kw["agents"]:
             suggestion = unmatchable(pattern)
             if suggestion is not None:
@@ -273,7 +273,6 @@ def load_at(root: str, rev: str | None) -> Config:
     """Config as committed at ``rev`` (None: no commit yet, defaults)."""
     if rev is None:
         return Config()
-    from ballot_guard.git import Snapshot
 
     data = Snapshot(root, rev).read(PYPROJECT)
     return parse_pyproject(data, f"{PYPROJECT} at {rev[:12]}")

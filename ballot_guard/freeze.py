@@ -18,7 +18,7 @@ from typing import Any
 
 from ballot_guard.atomic import json_bytes, write_bytes
 from ballot_guard.errors import CannotJudge
-from ballot_guard.state import parse_utc
+from ballot_guard.timestamps import parse_utc
 
 Event = Mapping[str, Any]
 RECORD_KEYS = ("frozen_at", "ballots", "digest", "commit", "seed", "owner", "note")

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ballot_guard import __version__
-from ballot_guard.ci_log import guard
+from ballot_guard.ci.log import guard
+from ballot_guard.cli import COMMANDS
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import CANNOT_JUDGE
 
@@ -29,12 +30,12 @@ def build_parser(only: str | None = None) -> Parser:
     """The parser of every command, or of ``only`` (a known command name)."""
     import importlib
 
-    from ballot_guard.cli import COMMANDS
 
     parser = Parser(prog="ballot-guard", description=(
                     "Keep a patch from rewriting its own judge; let a property vote only "
                     "when its verdict is stable."))
     parser.add_argument("--version", action="version", version=f"ballot-guard {__version__}")
+    parser.set_defaults(commands=tuple(COMMANDS))  # what this build registers (the demo asks)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name, module in COMMANDS.items():
@@ -58,7 +59,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         gc.disable()  # this process ends with the command (a library call keeps it)
-    from ballot_guard.cli import COMMANDS
 
     with guard(os.environ):  # under GitHub Actions: no line the change wrote is a command
         return _dispatch(build_parser(first if first in COMMANDS else None), args_list)

@@ -90,7 +90,9 @@ MODES = (("hermetic", "off"), ("sandbox", "required"))
 
 
 def project(base: Path, name: str, props: dict[str, str], sandbox: str = "off") -> Path:
-    from ballot_guard import config, pin
+    from ballot_guard import config
+    from ballot_guard.digest import pin
+    from ballot_guard.digest.pin_file import write_pin
 
     repo = base / name
     (repo / "properties").mkdir(parents=True)
@@ -105,7 +107,7 @@ def project(base: Path, name: str, props: dict[str, str], sandbox: str = "off") 
     cfg = config.load_worktree(str(repo))
     got = pin.digest_worktree(str(repo), cfg)
     assert got.digest is not None
-    pin.write_pin(str(repo), cfg.digest_file, got.digest)
+    write_pin(str(repo), cfg.digest_file, got.digest)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "bench project")
     return repo

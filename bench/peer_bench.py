@@ -76,7 +76,9 @@ def loops_for(seconds: float) -> int:
 
 
 def project(base: Path, name: str, n: int, source: str, sandbox: str) -> Path:
-    from ballot_guard import config, pin
+    from ballot_guard import config
+    from ballot_guard.digest import pin
+    from ballot_guard.digest.pin_file import write_pin
 
     repo = base / name
     (repo / "properties").mkdir(parents=True)
@@ -92,7 +94,7 @@ def project(base: Path, name: str, n: int, source: str, sandbox: str) -> Path:
     cfg = config.load_worktree(str(repo))
     got = pin.digest_worktree(str(repo), cfg)
     assert got.digest is not None
-    pin.write_pin(str(repo), cfg.digest_file, got.digest)
+    write_pin(str(repo), cfg.digest_file, got.digest)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "bench project")
     return repo

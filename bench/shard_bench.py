@@ -61,7 +61,7 @@ def shards(trees: list[Path], out: Path) -> float:
 def synthetic_cards(repo: Path, out: Path, voters: int, n: int) -> list[Path]:
     """Shard scorecards of 1,000 voters, made by the product's own assignment code."""
     from ballot_guard.config import load_worktree
-    from ballot_guard.shard import ShardSpec, assign, record
+    from ballot_guard.vote.shard import ShardSpec, assign, record
 
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
                           text=True, check=True).stdout.strip()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.prepush import PushRef, parse_push_lines
+from ballot_guard.hooks.push_refs import PushRef, parse_push_lines
 
 ZERO = "0" * 40
 shas = st.one_of(st.just(ZERO), st.text("0123456789abcdef", min_size=40, max_size=40))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.digest import framing
+from ballot_guard.digest.framing import framing
 
 Entry = tuple[bytes, bytes, bytes]
 

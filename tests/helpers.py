@@ -93,13 +93,14 @@ def pin(repo: Repo, via: Literal["api", "cli"] = "api") -> None:
         assert res.code == 0, res.err
         return
     from ballot_guard import config
-    from ballot_guard import pin as pins
+    from ballot_guard.digest import pin as pins
+    from ballot_guard.digest.pin_file import write_pin
 
     root = str(repo.path)
     cfg = config.load_worktree(root)
     got = pins.digest_worktree(root, cfg)
     assert got.digest is not None
-    pins.write_pin(root, cfg.digest_file, got.digest)
+    write_pin(root, cfg.digest_file, got.digest)
 
 
 def adopted_repo(repo: Repo | Path, files: Mapping[str, str | bytes], *,

@@ -17,7 +17,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard import gh_limits
+from ballot_guard.ci import limits as gh_limits
 from tests.helpers import run_cli
 from tests.hookutil import copy_project, make_project, write_flaky
 
@@ -98,7 +98,7 @@ def test_the_action_installs_from_its_own_checkout_judges_and_leaves_its_artifac
     assert re.search(r"^ballot-guard \d", installed.stdout, re.MULTILINE)
     venv = runner_temp / "ballot-guard-venv"
     site = next(venv.glob("lib/python*/site-packages"))
-    assert (site / "ballot_guard" / "ci.py").is_file()  # a real install, not the workspace
+    assert (site / "ballot_guard" / "ci" / "judge.py").is_file()  # a real install, not the workspace
     assert judged.returncode == 3, judged.stdout + judged.stderr
     assert "repeats: bounded_retry=3, flaky=3" in judged.stdout  # the repeats input
     assert (tmp_path / "github_output").read_text() == "artifact=ballot-guard\nexit-code=3\n"

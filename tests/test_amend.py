@@ -7,14 +7,14 @@ import textwrap
 
 import pytest
 
-from ballot_guard.amend import amending
+from ballot_guard.hooks.amend import amending
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
 
 PROBE = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, {root!r})
-    from ballot_guard.amend import amending
+    from ballot_guard.hooks.amend import amending
     print(amending())
 """)
 

@@ -372,7 +372,7 @@ def test_a_p0_patch_names_the_property_under_both_readings(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("sep", ["\r", "\x0c", "\u2028", "\x1c"])
 def test_ini_lines_are_split_as_pytest_splits_them(sep: str) -> None:
-    from ballot_guard import tables
+    from ballot_guard.oracle import tables
 
     old = b"[metadata]\nname = x\n"
     new = f"[metadata]\nname = x{sep}[tool:pytest]{sep}addopts = -k no\n".encode()
@@ -618,7 +618,7 @@ def test_a_history_that_adopts_again_over_the_adopted_one_is_judged_as_a_whole(
 ])
 def test_judge_tables_are_named_as_their_readers_name_them(name: str, old: bytes, new: bytes,
                                                            want: str) -> None:
-    from ballot_guard import tables
+    from ballot_guard.oracle import tables
 
     assert tables.judge(name, old, new) == want
 
@@ -669,7 +669,7 @@ def test_a_hook_named_file_outside_the_hooks_dir_is_behaviour(tmp_path: Path) ->
     "HELPER AGENT <HELPER@EXAMPLE.COM>",
 ])
 def test_agent_patterns_see_through_spacing_and_case(who: str) -> None:
-    from ballot_guard import identity
+    from ballot_guard.change import identity
 
     assert identity.any_agent(["Helper Agent <helper@example.com>"], [who])
     assert not identity.any_agent(["Helper Agent <helper@example.com>"],

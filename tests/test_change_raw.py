@@ -6,7 +6,7 @@ import os
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ballot_guard.change import FileChange, _parse_raw_slow, parse_raw
+from ballot_guard.change.from_git import FileChange, _parse_raw_slow, parse_raw
 
 _MODE = st.sampled_from(["000000", "100644", "100755", "120000", "160000"])
 _STATUS = st.sampled_from("AMDTUX")

@@ -8,10 +8,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard import checkout_read, git
-from ballot_guard.digest import V1, V2, digest_pack, framing
-from ballot_guard.fixtures import from_snapshot
-from ballot_guard.streams import SMALL, feed_blobs
+from ballot_guard import git
+from ballot_guard.digest import checkout as checkout_read
+from ballot_guard.digest.compute import digest_pack
+from ballot_guard.digest.framing import V1, V2, framing
+from ballot_guard.digest.pack import from_snapshot
+from ballot_guard.digest.read import SMALL, feed_blobs
 from tests.helpers import Repo, init_repo
 
 N = checkout_read.MIN_ITEMS + 16

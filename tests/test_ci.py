@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ballot_guard.annotations import command, error, escape_data, escape_property
+from ballot_guard.ci.annotations import command, error, escape_data, escape_property
 from tests.helpers import Repo, run_bg, run_cli
 from tests.hookutil import BILLING, make_project, write_flaky
 from tests.runner_syntax import commands, unescape_property

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ballot_guard.ci_log import Guarded, command, guard, neutral
+from ballot_guard.ci.log import Guarded, command, guard, neutral
 from tests.runner_syntax import commands, runner_lines
 
 ATTACKS = ["::stop-commands::x", "  ::add-mask::BLOCKED", "##[error]x", "\t::warning::w",

@@ -255,7 +255,7 @@ def test_an_empty_actor_is_a_usage_error(project: Repo) -> None:
 
 
 def test_login_identities_match_as_documented() -> None:
-    from ballot_guard.identity import any_agent, login_identities
+    from ballot_guard.change.identity import any_agent, login_identities
 
     assert any_agent(["*[bot]*"], login_identities("dependabot[bot]"))
     assert any_agent(["Coding Agent <*>"], login_identities("coding agent"))
@@ -265,8 +265,8 @@ def test_login_identities_match_as_documented() -> None:
 
 def test_a_finding_of_both_configs_is_given_once_and_the_targets_own_is_labelled(
         tmp_path: Path) -> None:
-    from ballot_guard import base as bases
-    from ballot_guard.scope import Judging, judge_commit
+    from ballot_guard.scope import baseline as bases
+    from ballot_guard.scope.judge import Judging, judge_commit
 
     repo = make_project(tmp_path / "project")
     fork = repo.head()

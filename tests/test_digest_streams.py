@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from ballot_guard import git
-from ballot_guard.digest import V1, V2, digest_pack
+from ballot_guard.digest.compute import digest_pack
+from ballot_guard.digest.framing import V1, V2
+from ballot_guard.digest.pack import from_snapshot, from_worktree
+from ballot_guard.digest.read import BIG, CHUNK, SMALL
 from ballot_guard.errors import CannotJudge
-from ballot_guard.fixtures import from_snapshot, from_worktree
-from ballot_guard.streams import BIG, CHUNK, SMALL
 from tests.digest_trees import article_digest
 from tests.helpers import Repo, run_cli
 from tests.test_digest_v2 import spec_v2

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ballot_guard import git
-from ballot_guard.digest import V1, digest_pack
+from ballot_guard.digest.compute import digest_pack
+from ballot_guard.digest.framing import V1
+from ballot_guard.digest.pack import from_snapshot, from_worktree
 from ballot_guard.errors import CannotJudge
-from ballot_guard.fixtures import from_snapshot, from_worktree
 from tests.digest_trees import Node, article_digest, build, trees
 from tests.helpers import Repo, init_repo, run_cli
 

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 
 from ballot_guard import git
-from ballot_guard.digest import V1, V2, Digest, digest_pack, parse
-from ballot_guard.fixtures import from_snapshot, from_worktree
+from ballot_guard.digest.compute import digest_pack
+from ballot_guard.digest.framing import V1, V2, Digest, parse
+from ballot_guard.digest.pack import from_snapshot, from_worktree
 from tests.digest_trees import Node, build, trees
 from tests.helpers import Repo, init_repo, run_cli
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ballot_guard.scope import judge_commit
+from ballot_guard.scope.judge import judge_commit
 from tests.gate_support import PASS, make_project, project
 from tests.helpers import Repo
 

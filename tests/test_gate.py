@@ -396,7 +396,7 @@ def test_links_inside_the_oracle_vote_as_usual(project: Repo) -> None:
 
 def test_run_gate_hands_back_the_scorecard_it_wrote(project: Repo) -> None:
     """pre-push and ci take the gate's verdict as a value, not by reading the file back."""
-    from ballot_guard.gate import run_gate
+    from ballot_guard.vote.gate import run_gate
 
     make_project(project, {"ok": PASS, "bad": FAIL})
     result = run_gate(str(project.path), seed=5)

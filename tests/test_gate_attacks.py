@@ -241,7 +241,7 @@ def test_machinery_replaced_when_an_installed_plugin_is_imported_is_caught(
 
 
 def test_the_runners_own_plugins_are_not_project_code() -> None:
-    """ballot-guard's own pytest plugins live in its zygote module, which lies inside the
+    """ballot-guard's own pytest plugins live in its forkserver module, which lies inside the
     repository when ballot-guard judges a checkout of itself: they are never reported.
     A plugin is judged by where its hook functions' code is, whatever module its class
     claims.  (pytest's real plugin manager, with pytest's own plugins loaded.)"""
@@ -250,7 +250,7 @@ def test_the_runners_own_plugins_are_not_project_code() -> None:
 
     from _pytest.config import get_config
 
-    from ballot_guard import zygote
+    from ballot_guard.run import forkserver
 
     class Disguised:
         def pytest_runtest_logreport(self, report: object) -> None:
@@ -258,13 +258,13 @@ def test_the_runners_own_plugins_are_not_project_code() -> None:
 
     Disguised.__module__ = "_pytest.runner"
     pm = get_config().pluginmanager
-    hold = zygote._Hold(None, "properties/test_x.py")
+    hold = forkserver._Hold(None, "properties/test_x.py")
     module = types.ModuleType("project_plugin")
     module.__file__ = "/repo/src/project_plugin.py"
-    for name, plugin in (("hold", hold), ("ours", zygote._Plugin("/h", "/r", hold)),
+    for name, plugin in (("hold", hold), ("ours", forkserver._Plugin("/h", "/r", hold)),
                          ("project", module), ("disguised", Disguised())):
         pm.register(plugin, name)
-    assert zygote.plugin_files(pm) == sorted(["/repo/src/project_plugin.py",
+    assert forkserver.plugin_files(pm) == sorted(["/repo/src/project_plugin.py",
                                               os.path.realpath(__file__)])
 
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ballot_guard.ballot import Ballot, catch_probability, decide, exit_code, repeats_for
-from ballot_guard.report import Progress, budget_line, print_report, runs_cell
-from ballot_guard.runner import Run
+from ballot_guard.run.runner import Run
+from ballot_guard.vote.ballot import Ballot, catch_probability, decide, exit_code, repeats_for
+from ballot_guard.vote.report import Progress, budget_line, print_report, runs_cell
 
 OUTCOMES = ("pass", "fail", "timeout", "error")
 

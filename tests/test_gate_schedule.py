@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.schedule import Scheduler, durations_from, rounds
+from ballot_guard.run.schedule import Scheduler, durations_from, rounds
 from tests.gate_support import PASS, _shared_pycache, make_project, project, scorecard
 from tests.helpers import Repo, run_cli
 

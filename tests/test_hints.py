@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard import cli_hint, freeze_hint
+from ballot_guard.hooks import framework_hint as cli_hint
+from ballot_guard.vote import freeze_hint
 from tests.helpers import Repo, run_cli
 from tests.hookutil import BILLING, FLAKY, bare_remote, make_project, pyproject
 

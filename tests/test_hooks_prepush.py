@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ballot_guard.errors import CannotJudge
-from ballot_guard.prepush import (
+from ballot_guard.hooks.push_refs import (
     PushRef,
     Target,
     from_pre_commit,

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard import identity
-from ballot_guard.identity import AgentMatch, agent_match, fold, matches, unmatchable
+from ballot_guard.change import identity
+from ballot_guard.change.identity import AgentMatch, agent_match, fold, matches, unmatchable
 from tests.helpers import Repo, run_cli
 from tests.scope_support import adopt
 

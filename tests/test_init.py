@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.init_edits import MANUAL_IDS, hooks_entry, precommit_edit, table_text
+from ballot_guard.adopt.edits import MANUAL_IDS, hooks_entry, precommit_edit, table_text
 from tests.helpers import Repo, git, init_repo, run_cli
 from tests.hookutil import BILLING, PROPERTY, bare_remote, commit, copy_project, push
 

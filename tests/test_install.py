@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard import install
+from ballot_guard.hooks import install
 from tests.helpers import Repo, run_cli
 
 FOREIGN = b"#!/bin/sh\n# someone's own hook\necho foreign-pre-commit ran\nexit 0\n"

@@ -260,7 +260,7 @@ POLICY = (
     "            continue\n"
     "        try:\n"
     "            if os.readlink(f'/proc/{{name}}/cwd') == here and \\\n"
-    "                    b'zygote.py' in open(f'/proc/{{name}}/cmdline', 'rb').read():\n"
+    "                    b'forkserver.py' in open(f'/proc/{{name}}/cmdline', 'rb').read():\n"
     "                waiting.append(policy(name))\n"
     "        except (OSError, StopIteration):\n"
     "            pass\n"

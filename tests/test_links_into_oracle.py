@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.oracle_links import Links
+from ballot_guard.oracle.links import Links
 from tests.helpers import Repo, run_cli
 from tests.scope_support import BOT, adopt
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from pre_commit.clientlib import load_manifest
 
-from ballot_guard.cli_hint import MANUAL
-from ballot_guard.init_edits import hooks_entry
+from ballot_guard.adopt.edits import hooks_entry
+from ballot_guard.hooks.framework_hint import MANUAL
 from tests.helpers import Repo
 from tests.hookutil import BILLING, commit, copy_project, make_project
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard import scope
+from ballot_guard.scope import judge as scope
 from tests.helpers import Repo, init_repo, run_cli
 from tests.merge_support import commit_tree, merge_taking, tree_with
 from tests.scope_support import BOT, adopt, scope_json

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard import merges
+from ballot_guard.change import merges
 from tests.helpers import Repo, init_repo
 
 PATHS = ("properties/test_a.py", "properties/test_b.py", "src/a.py", "src/b.py")

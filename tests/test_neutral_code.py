@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard.neutral_code import collectable, globs_of_args
+from ballot_guard.oracle.neutral_code import collectable, globs_of_args
 from tests.helpers import Repo, run_cli
 from tests.scope_support import adopt
 

@@ -7,10 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.change import Change, FileChange
+from ballot_guard.change.from_git import Change, FileChange
 from ballot_guard.config import Config
 from ballot_guard.git import Snapshot, empty_tree
-from ballot_guard.oracle import HOOK_FILES, Judge, ancestors, classify, normal
+from ballot_guard.oracle.names import HOOK_FILES, ancestors, normal
+from ballot_guard.oracle.paths import Judge, classify
 from tests.helpers import init_repo
 
 ROOT = "/nonexistent/repo"

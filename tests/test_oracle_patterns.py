@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.patterns import PatternSet
+from ballot_guard.oracle.patterns import PatternSet
 
 PATTERNS = ["docs/", "*.md", "a/**/b", "/Makefile", "**/x", "x/**", "**", "a*b/c?d", "[ab]c",
             "[!a]x/", "foo/*", "foo/**/", "\\#x", "a\\*b", "**/y/", "m[a-c]n", "a/b", "*",

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard import tables
+from ballot_guard.oracle import tables
 from tests.helpers import Repo
 from tests.scope_support import SOURCES, adopt, judged_as, scope_json
 

@@ -72,7 +72,7 @@ def test_a_moved_fixture_is_drift(copy: Repo) -> None:
 
 
 def test_a_broken_invariant_is_a_stable_failure(copy: Repo) -> None:
-    digest = copy.path / "ballot_guard" / "digest.py"
+    digest = copy.path / "ballot_guard" / "digest" / "framing.py"
     source = digest.read_text()
     broken = source.replace("return kind + len(path).to_bytes(8, \"big\")",
                             "return len(path).to_bytes(8, \"big\")")

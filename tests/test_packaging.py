@@ -81,7 +81,7 @@ def test_the_wheel_carries_the_demo_the_hooks_and_py_typed(dist: Path) -> None:
     [wheel] = dist.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"ballot_guard/py.typed", "ballot_guard/hooks/pre-commit",
-            "ballot_guard/hooks/pre-push", "ballot_guard/zygote.py"} <= names
+            "ballot_guard/hooks/pre-push", "ballot_guard/run/forkserver.py"} <= names
     example = {f"ballot_guard/demo/example/{p.relative_to(demo_build.EXAMPLE).as_posix()}"
                for p in demo_build.EXAMPLE.rglob("*")
                if p.is_file() and not demo_build.skipped(p.relative_to(demo_build.EXAMPLE))}

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.change import FileChange
+from ballot_guard.change.from_git import FileChange
+from ballot_guard.change.from_patch import PatchError, files, scan, unquote
 from ballot_guard.errors import CannotJudge
-from ballot_guard.patch import PatchError, files, scan, unquote
 from tests.helpers import Repo
 from tests.scope_support import adopt, scope_json
 from tests.scope_support import scope as run_scope
@@ -161,7 +161,7 @@ def test_git_parser_failure_is_reported_with_its_reason(repo: Repo, tmp_path: Pa
 def test_union_with_gits_own_reading(repo: Repo) -> None:
     """Whatever git's parser names is classified, even a name our scan reads differently."""
     adopt(repo)
-    from ballot_guard.patch import numstat
+    from ballot_guard.change.from_patch import numstat
 
     # a traditional name with no slash: ``-p1`` keeps it whole; the ``-p0`` reading of the
     # other side names the property
@@ -235,7 +235,7 @@ def test_patch_scope_json_for_a_plain_diff(repo: Repo, tmp_path: Path) -> None:
 # --- the bulk reading of git sections equals the line-by-line reading -------------------------
 
 def _slow(data: bytes) -> list[FileChange]:
-    from ballot_guard.patchscan import record_changes, scan_lines
+    from ballot_guard.change.patch_lines import record_changes, scan_lines
 
     return [c for r in scan_lines(data) for c in record_changes(r)]
 
@@ -303,7 +303,7 @@ def test_a_traditional_header_after_git_hunks_is_read() -> None:
 
 
 def test_bulk_reading_of_a_real_git_diff_equals_line_reading(repo: Repo) -> None:
-    from ballot_guard import gitdiff
+    from ballot_guard.change import patch_bulk as gitdiff
 
     adopt(repo)
     repo.write("src/new.py", "x\n\ny\n")  # an empty context line inside a later hunk

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ballot_guard import git
 from ballot_guard.config import Config
-from ballot_guard.pin import check_pin, check_snapshot
+from ballot_guard.digest.pin import check_pin, check_snapshot
 from tests.helpers import Repo, init_repo, run_cli
 
 

@@ -4,17 +4,12 @@ from __future__ import annotations
 import pytest
 
 from ballot_guard import git
-from ballot_guard.change import Change, FileChange
+from ballot_guard.change.from_git import Change, FileChange
 from ballot_guard.config import Config
-from ballot_guard.oracle import classify
-from ballot_guard.pin_rule import fixtures_repinned
-from ballot_guard.scope import (
-    ScopeContext,
-    Verdict,
-    judge_commit,
-    judge_patch,
-    judge_staged,
-)
+from ballot_guard.oracle.paths import classify
+from ballot_guard.scope.judge import judge_commit, judge_patch, judge_staged
+from ballot_guard.scope.pin_rule import fixtures_repinned
+from ballot_guard.scope.verdict import ScopeContext, Verdict
 from tests.digest_trees import article_digest
 from tests.helpers import Repo, run_cli
 

@@ -10,7 +10,7 @@ import pytest
 
 from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge
-from ballot_guard.runner import find_interpreter, outcome_of, resolve_runner
+from ballot_guard.run.runner import find_interpreter, outcome_of, resolve_runner
 from tests.gate_support import (
     FAIL,
     KEEPS_STATE,
@@ -130,7 +130,7 @@ def test_the_fresh_process_fallback_votes_alike(project: Repo, tmp_path: Path,
 
 
 def test_filterwarnings_error_does_not_turn_preloading_into_a_failure(project: Repo) -> None:
-    # The zygote imports Hypothesis before pytest marks it for rewriting; under
+    # The forkserver imports Hypothesis before pytest marks it for rewriting; under
     # filterwarnings = error that warning must not fail the run.
     table = ('[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n')
     prop = ("from hypothesis import given, strategies as st\n"
@@ -186,7 +186,7 @@ def test_no_project_code_of_one_run_overlaps_another(project: Repo, tmp_path: Pa
 
 
 def test_the_seed_reaches_every_plugin_that_takes_one() -> None:
-    from ballot_guard.runner import RunnerInfo, pytest_args
+    from ballot_guard.run.runner import RunnerInfo, pytest_args
 
     full = pytest_args("properties/test_a.py", RunnerInfo("py", "9", "6.1", True, True), 42)
     assert full[0] == "properties/test_a.py"
@@ -201,7 +201,7 @@ def test_a_runner_that_dies_is_an_error_and_the_next_runs_go_on(project: Repo) -
     killer = (KEEPS_STATE + "import os, signal\n"
               "def test_kills_its_runner():\n"
               "    with open(f'/proc/{os.getppid()}/cmdline', 'rb') as f:\n"
-              "        if b'zygote.py' in f.read():\n"
+              "        if b'forkserver.py' in f.read():\n"
               "            os.kill(os.getppid(), signal.SIGKILL)\n")
     make_project(project, {"a_killer": killer, "b_ok": PASS})
     res = run_cli(["gate"], project.path)

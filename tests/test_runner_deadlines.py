@@ -22,7 +22,7 @@ PIDS = pathlib.Path({pids!r})
 def _server():
     ppid = os.getppid()
     with open(f"/proc/{{ppid}}/cmdline", "rb") as f:
-        assert b"zygote.py" in f.read()
+        assert b"forkserver.py" in f.read()
     (PIDS / f"run-{{os.getpid()}}").touch()
     (PIDS / f"server-{{ppid}}").touch()
     return ppid

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from ballot_guard import base as bases
 from ballot_guard.config import Config, ConfigError
+from ballot_guard.scope import baseline as bases
 from tests.helpers import Repo
 
 

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard import identity, scope
-from ballot_guard.change import Change, FileChange, coauthors
+from ballot_guard.change import identity
+from ballot_guard.change.from_git import Change, FileChange, coauthors
 from ballot_guard.git import Snapshot
+from ballot_guard.scope import judge as scope
 from tests.helpers import Repo, init_repo, run_cli
 from tests.scope_support import BOT, adopt, scope_json
 from tests.scope_support import scope as run_scope

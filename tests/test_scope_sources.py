@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard import scope
+from ballot_guard.scope import judge as scope
 from tests.helpers import Repo, init_repo, run_bg
 from tests.scope_support import SOURCES, Source, adopt, judged_as, scope_json
 from tests.scope_support import scope as run_scope

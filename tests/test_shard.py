@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.shard import assign
+from ballot_guard.vote.shard import assign
 from tests.gate_support import FAIL, PASS, _shared_pycache, flip, make_project, project
 from tests.helpers import CliResult, Repo, run_cli
 

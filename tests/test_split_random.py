@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ballot_guard.git import Snapshot
-from ballot_guard.split import split_staged
+from ballot_guard.split.split import split_staged
 from tests.helpers import init_repo
 from tests.test_split_support import index, state, tree
 
@@ -92,7 +92,7 @@ PYPROJECTS = (
 @given(st.sampled_from(PYPROJECTS), st.sampled_from(PYPROJECTS), st.booleans(), st.booleans())
 def test_pyproject_in_a_random_mix(old: bytes | None, new: bytes | None, prop: bool,
                                    src: bool) -> None:
-    from ballot_guard import tables
+    from ballot_guard.oracle import tables
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = init_repo(Path(tmp) / "r")

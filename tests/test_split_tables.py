@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from ballot_guard import tables
 from ballot_guard.errors import CannotJudge
-from ballot_guard.split import split_staged
-from ballot_guard.tablesplit import CannotSplit, intermediate
+from ballot_guard.oracle import tables
+from ballot_guard.split.split import split_staged
+from ballot_guard.split.tables import CannotSplit, intermediate
 from tests.helpers import Repo
 from tests.test_split_support import base_repo, index, names, state
 

@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ballot_guard import ci, gh_limits
-from ballot_guard import markdown as md
-from ballot_guard.ci_log import neutral
-from ballot_guard.combined import Judgement
+from ballot_guard.ci import judge as ci
+from ballot_guard.ci import limits as gh_limits
+from ballot_guard.ci import markdown as md
+from ballot_guard.ci.log import neutral
+from ballot_guard.hooks.pushed import Judgement
 from tests.helpers import run_cli
 from tests.hookutil import make_project
 
@@ -95,7 +96,7 @@ def test_a_message_cannot_start_a_block_or_a_table_row() -> None:
 
 
 def test_overflowing_annotations_keep_their_paths_literal() -> None:
-    from ballot_guard.annotations import error
+    from ballot_guard.ci.annotations import error
 
     lines = [error("rule 1: [x](https://evil.example) <b>", file=f"src/a`{i}`|b.py")
              for i in range(12)]

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.tamper import Finding, findings
+from ballot_guard.scope.tamper import Finding, findings
 
 # (source, line of the finding, words its description must hold)
 TECHNIQUES: dict[str, tuple[str, int, str]] = {
@@ -42,8 +42,8 @@ TECHNIQUES: dict[str, tuple[str, int, str]] = {
                    "hypothesis.strategies.lists"),
     "settings attribute": ("from hypothesis import settings\nsettings._current_profile = 'x'\n",
                            2, "hypothesis.settings._current_profile"),
-    "ballot_guard": ("import ballot_guard.zygote as z\nz.report = print\n", 2,
-                     "ballot_guard.zygote.report"),
+    "ballot_guard": ("import ballot_guard.run.forkserver as z\nz.report = print\n", 2,
+                     "ballot_guard.run.forkserver.report"),
     "os._exit": ("import os\nos._exit = lambda code: None\n", 2, "os._exit"),
     "sys.exit": ("import sys\nsys.exit = print\n", 2, "sys.exit"),
     "augmented": ("import pytest\npytest.x += 1\n", 2, "pytest.x"),

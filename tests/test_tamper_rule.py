@@ -182,7 +182,7 @@ def test_pre_commit_hook_blocks_an_agent(project: Repo, monkeypatch: pytest.Monk
 def test_the_first_scan_never_clears_a_technique(name: str) -> None:
     """The scan that lets a patch of new files through unread must not pass any technique
     (as a new file's added lines, however deep in a function)."""
-    from ballot_guard.tamper_rule import _quiet
+    from ballot_guard.scope.tamper_rule import _quiet
 
     source = TECHNIQUES[name][0]
     for body in (source, "".join("    " + ln + "\n" for ln in source.splitlines())):
@@ -200,7 +200,7 @@ def test_many_new_files_are_judged_by_their_staged_bytes(project: Repo, worktree
     """Past a few hundred new files the first scan reads the checkout, where a file's
     bytes count only when their blob id is the index's: a staged tamper is found whatever
     the working tree shows in its place."""
-    from ballot_guard.tamper_rule import _FROM_CHECKOUT
+    from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT
 
     for i in range(_FROM_CHECKOUT + 1):
         project.write(f"src/many/m{i:04d}.py", f"def f{i}():\n    return {i}\n")
@@ -220,7 +220,7 @@ def test_many_new_files_are_judged_by_their_staged_bytes(project: Repo, worktree
 
 
 def test_many_plain_new_files_pass(project: Repo) -> None:
-    from ballot_guard.tamper_rule import _FROM_CHECKOUT
+    from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT
 
     for i in range(_FROM_CHECKOUT + 1):
         project.write(f"src/many/m{i:04d}.py", f"def f{i}():\n    return {i}\n")

@@ -30,9 +30,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ballot_guard import git
-    from ballot_guard.ci import run_ci
+    from ballot_guard.ci.judge import run_ci
     from ballot_guard.errors import UsageError
-    from ballot_guard.shard import parse_spec
+    from ballot_guard.vote.shard import parse_spec
 
     if args.actor is not None and not args.actor.strip():
         raise UsageError("--actor wants an account name")

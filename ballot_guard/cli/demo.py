@@ -20,4 +20,4 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ballot_guard.demo.play import play
 
-    return play(args.dir)
+    return play(args.dir, frozenset(args.commands))

@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     config = cfg.load_worktree(root) if sha is None else cfg.load_at(root, sha)
     if args.check:
         return _check(root, config, sha)
-    from ballot_guard import pin
+    from ballot_guard.digest import pin
+    from ballot_guard.digest.pin_file import write_pin
 
     fmt = args.format or "v2"
     if sha is None:
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         return CLEAN
     if fmt == "v1":
         output.warn("ballot-guard: warning: " + pin.V1_WARNING.format(file=config.digest_file))
-    pin.write_pin(root, config.digest_file, got.digest)
+    write_pin(root, config.digest_file, got.digest)
     output.say(f"pinned {got.digest} in {config.digest_file}")
     output.say(f"commit {config.digest_file} together with {config.fixtures_dir}/ "
                "in a reviewed commit")
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(root: str, config: Any, sha: str | None) -> int:
     from ballot_guard import output
-    from ballot_guard.pin import check_pin
+    from ballot_guard.digest.pin import check_pin
 
     result = check_pin(root, config, rev=sha)
     for line in result.warnings:

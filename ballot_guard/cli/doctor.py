@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ballot_guard import git, output
-    from ballot_guard.doctor import examine, lines
+    from ballot_guard.adopt.doctor import examine, lines
 
     report = examine(git.toplevel("."))
     if args.json:

@@ -68,7 +68,8 @@ def run_assign(args: argparse.Namespace) -> int:
 
     from ballot_guard import freeze, git, output
     from ballot_guard.errors import UsageError
-    from ballot_guard.state import state_dir, utc_now
+    from ballot_guard.scratch import state_dir
+    from ballot_guard.timestamps import utc_now
 
     if not args.owner.strip() or not args.note.strip():
         raise UsageError("freeze assign: --owner and --note must not be empty")

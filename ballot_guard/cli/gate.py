@@ -42,8 +42,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ballot_guard.errors import UsageError
-    from ballot_guard.gate import run_gate
-    from ballot_guard.shard import parse_spec
+    from ballot_guard.vote.gate import run_gate
+    from ballot_guard.vote.shard import parse_spec
 
     scorecard = os.path.abspath(args.scorecard) if args.scorecard else None
     junit_xml = os.path.abspath(args.junit_xml) if args.junit_xml else None
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             ("--jobs", args.jobs != 1)) if given]
         if other:
             raise UsageError(f"--merge takes no {other[0]}: the shards' scorecards say it all")
-        from ballot_guard.shard_merge import merge
+        from ballot_guard.vote.shard_merge import merge
 
         return merge(".", args.merge, scorecard=scorecard, junit_xml=junit_xml,
                      as_json=args.json)

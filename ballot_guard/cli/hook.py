@@ -37,20 +37,21 @@ def _stdin() -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ballot_guard import hooks
+    from ballot_guard.hooks.pre_commit import hook_root, pre_commit
 
-    root = hooks.hook_root()
+    root = hook_root()
     if args.stage == "pre-commit":
-        return hooks.pre_commit(root)
-    from ballot_guard.prepush import from_pre_commit
+        return pre_commit(root)
+    from ballot_guard.hooks.pre_push import pre_push
+    from ballot_guard.hooks.push_refs import from_pre_commit
 
     stdin = None if from_pre_commit(os.environ) is not None else _stdin()
-    return hooks.pre_push(root, args.remote, args.url, stdin)
+    return pre_push(root, args.remote, args.url, stdin)
 
 
 def run_unfreeze(args: argparse.Namespace) -> int:
     from ballot_guard import config, exit_codes, freeze, git, output
-    from ballot_guard.repair import unfreeze_name
+    from ballot_guard.vote.unfreeze import unfreeze_name
 
     root = git.toplevel(".")
     names = list(args.names) or list(freeze.load(

@@ -29,11 +29,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ballot_guard import git, output
+    from ballot_guard.adopt.edits import Refusal
+    from ballot_guard.adopt.init import Options, run_init
+    from ballot_guard.adopt.source import detect
     from ballot_guard.errors import UsageError
     from ballot_guard.exit_codes import CANNOT_JUDGE, CLEAN
-    from ballot_guard.init import Options, run_init
-    from ballot_guard.init_edits import Refusal
-    from ballot_guard.source import detect
 
     if args.shards is not None and (args.ci is None or not 2 <= args.shards <= 64):
         raise UsageError("--shards N goes with --ci github, and N is 2 to 64")
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         output.say(f"pinned {plan.pin} in {plan.config.digest_file}")
     for what in plan.kept:
         output.say(f"kept {what}")
-    from ballot_guard.doctor import voter_files
+    from ballot_guard.adopt.doctor import voter_files
 
     if not voter_files(root, plan.config):
         output.say(f"write your properties as {plan.config.properties_dir}/test_<name>.py: "

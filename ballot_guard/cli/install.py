@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ballot_guard import git, install
+    from ballot_guard import git
+    from ballot_guard.hooks import install
     from ballot_guard.output import say
 
     root = git.toplevel(".")

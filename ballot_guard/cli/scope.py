@@ -47,9 +47,11 @@ def parse_range(text: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ballot_guard import git, scope
+    from ballot_guard import git
     from ballot_guard.exit_codes import BLOCKED, CLEAN
     from ballot_guard.output import emit_json
+    from ballot_guard.scope import judge as scope
+    from ballot_guard.scope.report import print_verdict
 
     if args.agent and (args.commit or args.range_):
         raise UsageError("--agent applies to a staged change or a patch; a commit's identity "
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             if not verdicts:
                 print(f"ballot-guard scope: no non-merge commit in {args.range_}")
             for v in verdicts:
-                scope.print_verdict(v)
+                print_verdict(v)
         return BLOCKED if blocked else CLEAN
     if args.commit:
         verdict = scope.judge_commit(root, args.commit)
@@ -82,5 +84,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(verdict.to_json())
     else:
-        scope.print_verdict(verdict)
+        print_verdict(verdict)
     return BLOCKED if verdict.status == "blocked" else CLEAN

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from ballot_guard import git
     from ballot_guard.exit_codes import BLOCKED, CLEAN
     from ballot_guard.output import say
-    from ballot_guard.split import describe, split_head, split_staged
+    from ballot_guard.split.split import describe, split_head, split_staged
 
     if args.message is not None and not args.message.strip():
         from ballot_guard.errors import UsageError
@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _recheck(root: str, head: bool) -> str | None:
     """A note when the behaviour part is blocked under the oracle commit's (new) config."""
-    from ballot_guard import scope
     from ballot_guard.errors import CannotJudge
+    from ballot_guard.scope import judge as scope
 
     try:
         v = scope.judge_commit(root, "HEAD") if head else scope.judge_staged(root)

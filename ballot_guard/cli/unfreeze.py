@@ -21,6 +21,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ballot_guard.repair import unfreeze_name
+    from ballot_guard.vote.unfreeze import unfreeze_name
 
     return unfreeze_name(".", args.name, repeats=args.repeats)

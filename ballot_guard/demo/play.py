@@ -93,13 +93,6 @@ class Miss:
     what: str
 
 
-def available_commands() -> frozenset[str]:
-    """The subcommands this build of ballot-guard registers."""
-    from ballot_guard.cli import COMMANDS
-
-    return frozenset(COMMANDS)
-
-
 def _indent(text: str) -> str:
     return "\n".join("    " + line if line else "" for line in text.rstrip("\n").split("\n"))
 
@@ -168,8 +161,11 @@ def play_step(repo: Path, number: int, step: Step, commands: frozenset[str]) -> 
     return misses
 
 
-def play(directory: str | None) -> int:
-    """The whole demo; 0 when every verdict came out as expected, else 1."""
+def play(directory: str | None, commands: frozenset[str]) -> int:
+    """The whole demo; 0 when every verdict came out as expected, else 1.
+
+    ``commands``: the subcommands this build registers (``cli.COMMANDS``); a step
+    of an optional command that is not among them is skipped."""
     missing = shell.missing_modules(*NEEDS)
     if missing:
         raise CannotJudge(
@@ -180,7 +176,6 @@ def play(directory: str | None) -> int:
     say(f"ballot-guard demo: building the example repository in {repo}")
     build.build(repo)
     say(_indent(shell.git(repo, ["log", "--format=%h %an: %s%d"])))
-    commands = available_commands()
     misses: list[Miss] = []
     for number, step in enumerate(scenarios.STEPS, 1):
         try:

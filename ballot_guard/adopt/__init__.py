@@ -1,0 +1,2 @@
+"""Adoption: ``init`` and ``doctor``.
+"""

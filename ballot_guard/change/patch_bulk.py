@@ -1,0 +1,183 @@
+"""The bulk reading of a clean ``git diff``: every file without a per-line loop.
+
+``ballot_guard.change.from_patch`` reads any diff line by line; for the common case, a
+patch made of ``diff --git`` sections only, this module gets the same files
+from a handful of C-speed passes (byte counts, three regular expressions),
+leaving Python one short step per file.  It returns None whenever the patch
+is not clean, and the line reading takes over.
+
+Why the bulk check is enough.  git's parser (``git apply --numstat``, run on
+the same bytes first) makes each hunk consume exactly the lines its
+``@@ -a,b +c,d @@`` header announces, each line being context (`` `` or
+empty), ``-``, ``+`` or ``\\``.  Here every line must be one of: such a body
+line, a hunk header, a ``diff --git`` line, a git extended header inside a
+section's header block, or ``Binary files ... differ``.  Then the ``-`` lines
+that no hunk consumes number ``minus - (old - context - empty)``; the
+``--- `` lines that directly follow a section's header block are never
+consumed, so when that number equals their count, no other ``-`` line is
+left over, and no traditional ``---``/``+++`` header can hide inside a hunk
+body.  Every name then stands in a section's header block, read below.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, cast
+
+from ballot_guard.change.from_git import FileChange
+from ballot_guard.change.patch_lines import fast_section, p0_paths, record_changes
+from ballot_guard.change.patch_names import FS_ENCODING, FS_ERRORS, PatchError, normalize
+
+_EXT_WORDS = (rb"(?:old mode|new mode|deleted file mode|new file mode|index|similarity index"
+              rb"|dissimilarity index|rename from|rename to|copy from|copy to) ")
+# Matched on "\n" + data: a literal "\n..." prefix lets the regex engine skip ahead fast.
+# Each line is taken with the "\\n" before it, the last one's end only looked at, so
+# that the matches of two adjacent sections do not overlap.
+_FILE = re.compile(rb"\ndiff --git ([^\n]*)((?:\n" + _EXT_WORDS + rb"[^\n]*)*)"
+                   rb"(?:\n--- ([^\n]*)\n\+\+\+ ([^\n]*))?(?=\n)")
+_HUNKS = re.compile(rb"\n@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_BODY_START = re.compile(rb"\n(?=([ +\-\\@\n]))")
+
+
+def _clean(region: bytes, files: list[tuple[bytes, bytes, bytes, bytes]]) -> bool:
+    """Whether the patch is clean git sections whose hunks add up (see the module doc).
+
+    ``region`` is the patch with one "\\n" before it and its final "\\n" dropped,
+    so that every line starts right after a "\\n"."""
+    total = region.count(b"\n")
+    # The first byte of every body line in one C-level pass (faster than five counts
+    # of two-byte needles), counted by kind.
+    # An empty line is a "\n" right before the next one (or the end): the lookahead
+    # counts each of "\n\n\n"'s two.
+    firsts = b"".join(_BODY_START.findall(region))
+    context, minus, plus, marks, ats, empty = (
+        firsts.count(c) for c in (b" ", b"-", b"+", b"\\", b"@", b"\n"))
+    empty += region.endswith(b"\n")
+    # every "\ndiff --git " starts a match of _FILE: nothing a match takes holds one
+    gits, binary = len(files), region.count(b"\nBinary files ")
+    ext = b"".join([f[1] for f in files]).count(b"\n")  # extended headers in header blocks
+    if context + minus + plus + marks + ats + gits + binary + ext + empty != total:
+        return False  # garbage, binary data, CRLF, a preamble: read line by line
+    heads = _HUNKS.findall(region)
+    if len(heads) != ats:
+        return False
+    pairs = len(files) - [f[2] for f in files].count(b"")
+    from operator import itemgetter
+
+    old = _line_total(list(map(itemgetter(0), heads)))
+    new = _line_total(list(map(itemgetter(1), heads)))
+    return old == context + empty + minus - pairs and new == context + empty + plus - pairs
+
+
+def _line_total(counts: list[bytes]) -> int:
+    """The sum of hunk-header line counts, an omitted count (b"") being 1."""
+    return sum(map(int, b" ".join(counts).split())) + counts.count(b"")
+
+
+def _plain_names(names: list[bytes]) -> list[str] | None:
+    """The names decoded, when every one is already normal as ``normalize`` would
+    judge it (non-empty, relative, no ``.`` component, no doubled or trailing slash);
+    else None.  Names come from header lines, so none holds a newline."""
+    text = b"\n".join(names).decode(FS_ENCODING, FS_ERRORS)
+    if not text or text[0] in "./" or text[-1] in "/\n" or "\n\n" in text or "\0" in text \
+            or "/." in text or "//" in text or "\n." in text or "\n/" in text or "/\n" in text:
+        return None
+    return text.split("\n")
+
+
+_MODES = {m.encode(): m for m in ("100644", "100755", "120000", "160000")}
+_NEW, _DELETED, _INDEX = b"\nnew file mode ", b"\ndeleted file mode ", b"\nindex "
+
+
+def _simple(g: bytes, ext: bytes, minus: bytes,
+            plus: bytes) -> tuple[bytes, str, str | None, str | None] | None:
+    """(name, status, old mode, new mode) of the common section shapes, else None:
+    ``a/X b/X`` (unquoted) with an ``index`` line that carries the mode, or a
+    ``new file mode`` / ``deleted file mode`` line then an ``index`` line; a
+    ``---``/``+++`` pair, when there is one, naming the same file.
+
+    ``ext`` holds the extended header lines, each after its "\\n"."""
+    half = (len(g) - 1) >> 1
+    name = g[2:half]
+    if g[half:half + 3] != b" b/" or g[:2] != b"a/" or g[half + 3:] != name or b'"' in g:
+        return None
+    second = ext.find(b"\n", 1)
+    if second < 0:  # one line: "index A..B MODE", or a new / deleted file without index
+        if ext[:7] == b"\nindex ":
+            mode = None
+            if ext.count(b" ") == 2:
+                tok = ext.rpartition(b" ")[2]
+                mode = _MODES.get(tok) or tok.decode()
+            status, old_mode, new_mode = "M", mode, mode
+            first = b""
+        elif ext:
+            first = ext
+        else:
+            return None  # no extended header at all
+    elif ext.find(b"\n", second + 1) < 0 and ext[second:second + 7] == _INDEX:
+        first = ext[:second]
+    else:
+        return None
+    if first:
+        if first[:15] == _NEW:
+            tok = first[15:]
+            status, old_mode, new_mode = "A", None, _MODES.get(tok) or tok.decode()
+        elif first[:19] == _DELETED:
+            tok = first[19:]
+            status, old_mode, new_mode = "D", _MODES.get(tok) or tok.decode(), None
+        else:
+            return None
+    if minus:
+        want_minus = b"/dev/null" if status == "A" else b"a/" + name
+        want_plus = b"/dev/null" if status == "D" else b"b/" + name
+        if minus != want_minus or plus != want_plus:
+            return None
+    return name, status, old_mode, new_mode
+
+
+def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
+    """Every file of a clean ``git diff`` (see the module doc); None: read it line by line.
+
+    ``p0``: as ``patchscan.scan``'s (the common ``a/X b/X`` sections give none)."""
+
+    if not data.startswith(b"diff --git "):
+        return None
+    region = b"\n" + (data[:-1] if data.endswith(b"\n") else data)
+    files = _FILE.findall(region + b"\n")  # the "\\n" closes the last line
+    if not _clean(region, files):
+        return None
+    from itertools import repeat, starmap
+
+    shapes = list(starmap(_simple, files))
+    if None not in shapes:  # the usual case: every section has a common shape
+        known = cast("list[tuple[bytes, str, str | None, str | None]]", shapes)
+        paths = _plain_names([shape[0] for shape in known])
+        if paths is not None:
+            return list(map(tuple.__new__, repeat(FileChange), [
+                (status, path, None, old_mode, new_mode)
+                for path, (_, status, old_mode, new_mode) in zip(paths, known, strict=True)]))
+    changes: list[FileChange] = []
+    append = changes.append
+    starts: list[int] = []
+    found: list[Any] = []  # the records read section by section
+    new_tuple = tuple.__new__
+    try:
+        for i in range(len(files)):
+            shape = shapes[i]
+            if shape is not None:
+                name, status, old_mode, new_mode = shape
+                append(new_tuple(FileChange, (status, normalize(name, lineno=0), None,
+                                              old_mode, new_mode)))
+                continue
+            if not starts:
+                starts = [m.start() for m in _FILE.finditer(region + b"\n")]
+            end = starts[i + 1] if i + 1 < len(starts) else len(data)
+            rec = fast_section(data[starts[i]:end], 0)
+            if rec is None:
+                return None
+            changes.extend(record_changes(rec))
+            found.append(rec)
+    except PatchError:
+        return None  # the line reading raises it again, with its line number
+    if p0 is not None:
+        p0_paths(found, p0)
+    return changes

@@ -1,0 +1,3 @@
+"""The ``ci`` command and what it writes for GitHub Actions (workflow commands,
+step summary, freeze patch).
+"""

@@ -1,0 +1,1543 @@
+"""Runs properties under the PROJECT's interpreter (a standalone script, stdlib only).
+
+ballot-guard is not installed in the project's environment, so this file is
+run by path: ``<python> forkserver.py serve`` or ``<python> forkserver.py once REQUEST``.
+
+``serve`` imports pytest (and Hypothesis, when the project has it) once, then
+forks one child per request read from stdin.  Each child is a fresh process
+state: a copy of a parent that never ran pytest, so nothing one run does (a
+module imported, a global changed, a thread started) can reach another.  The
+parent starts no thread, and it was itself started with the gate's
+PYTHONHASHSEED, so every child hashes alike.  ``once`` runs one request in
+this process: the fallback where fork is unavailable.
+
+``serve POLICY`` first enters the OS sandbox that POLICY (JSON, see
+``sandbox.py``) asks for, where the OS allows it: each child then isolates
+itself (its own namespaces and view) before anything of its run executes.
+
+Protocol (``serve``), one JSON object a line: the parent first describes
+the runner (pytest's version, whether Hypothesis and pytest-randomly are
+there, whether it can fork, the isolation in force).  Then ``{"op":
+"prepare", "id": ID, "req": {"args", "log", "result", "home"}}`` forks a child that runs
+pytest up to just before project code and waits (answer ``{"id", "prepared": PID}``);
+``{"op": "go", "id"}`` releases it (``{"id", "started": PID}``, later
+``{"id", "exit": N}`` or ``{"id", "signal": N}``); ``{"op": "cancel",
+"id"}``, or the end of stdin, makes a prepared child exit without running
+anything.  A prepare with ``"idle": true`` prepares at the idle priority
+(``SCHED_IDLE``) and goes back to the normal one on "go"; the description says
+whether that is possible here (``"idle"``).  The PID in the replies is the run's
+keeper (see "nothing left behind" below): a SIGTERM to it ends the run and all
+it started; its exit status is the run's.  Replies go to a private copy of the
+original stdout; the process's own fd 1 is pointed at its stderr so that nothing
+printed at import can corrupt the protocol.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+# The judge's decisive references, taken when this file starts, before anything of
+# the project can run: a child reports and exits through these even when the code
+# under test replaces the module attributes (which the integrity check then names).
+_EXIT = os._exit
+_WRITE = os.write
+_OPEN = os.open
+_CLOSE = os.close
+_REPLACE = os.replace
+_REALPATH = os.path.realpath
+
+import json  # noqa: E402 - after the references above
+
+_DUMPS = json.dumps
+from collections.abc import Callable  # noqa: E402 - after the references above
+from typing import Any  # noqa: E402 - after the references above
+
+# Exit code of a child whose own machinery (not pytest) failed.
+CRASH = 70
+
+SANDBOX: Any = None   # ballot-guard's sandbox.py, loaded by path when a policy asks for it
+POLICY: dict[str, Any] = {}  # the sandbox policy in force in this server ({}: none)
+
+
+def _enter_sandbox(policy_json: str | None) -> dict[str, Any]:
+    """Enter the OS sandbox the gate asks for (before any thread or import); its record."""
+    global SANDBOX, POLICY  # noqa: PLW0603 - this server's one sandbox, set at its start
+    import importlib.util
+
+    policy = json.loads(policy_json) if policy_json else {"mode": "off"}
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox.py")
+    spec = importlib.util.spec_from_file_location("_ballot_guard_sandbox", path)
+    assert spec is not None and spec.loader is not None
+    SANDBOX = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(SANDBOX)
+    policy = SANDBOX.with_environment(policy)
+    isolation: dict[str, Any] = SANDBOX.enter(policy)
+    if isolation["level"] == "sandbox":
+        POLICY = policy
+    return isolation
+
+
+def _drop_own_dir() -> None:
+    """A script puts its own directory first, which would let ``import config``
+    in a project find ballot-guard's module: take it out."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if sys.path and os.path.abspath(sys.path[0] or ".") == here:
+        del sys.path[0]
+
+
+# --- interpreter start without the checkout ------------------------------------
+#
+# The runner starts with ``-s -S``: no user site, no ``site`` at all, so that no
+# ``.pth`` file or ``sitecustomize`` runs before the judge is ready.  ``_start``
+# then adds the interpreter's site-packages by hand.  Path entries that lead into
+# the checkout (an editable install, a src layout) are held back until the judge's
+# modules are imported, and under ``--rev`` re-pointed from the main checkout to
+# the same place in the worktree; a ``.pth`` import line runs only with the
+# interpreter's own directories on the path; ``sitecustomize`` is imported only
+# from the installation.
+
+_HELD: list[str] = []   # sys.path as site would have made it, the checkout included
+_ROOTS: dict[str, Any] = {"top": None, "tree": None, "repointed": [], "unrepointable": [],
+                          "site": []}
+
+
+def _prefixes() -> tuple[str, ...]:
+    out: list[str] = []
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        for q in (os.path.abspath(p), _REALPATH(p)):
+            if q not in out:
+                out.append(q)
+    return tuple(out)
+
+
+_PREFIXES = _prefixes()
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _installed(path: str) -> bool:
+    """Whether ``path`` lies in the interpreter's own installation."""
+    return any(_under(path, p) for p in _PREFIXES)
+
+
+def _checkout_roots() -> list[str]:
+    roots = [r for r in (_ROOTS["top"], _ROOTS["tree"]) if r]
+    return list(dict.fromkeys(x for r in roots for x in (r, _REALPATH(r))))
+
+
+def _in_checkout(path: str) -> bool:
+    """A path of the checkout (main or worktree) that is not the interpreter's own env."""
+    real = _REALPATH(path)
+    return not _installed(real) and any(_under(real, r) or _under(path, r)
+                                        for r in _checkout_roots())
+
+
+def _repoint(path: str) -> str:
+    """``path`` in the main checkout moved to the same place in the worktree (--rev)."""
+    top, tree = _ROOTS["top"], _ROOTS["tree"]
+    if not top or not tree or top == tree:
+        return path
+    real = _REALPATH(path)
+    for base in dict.fromkeys((top, _REALPATH(top))):
+        if _under(real, base) and not _installed(real) and not _under(real, _REALPATH(tree)):
+            moved = os.path.join(tree, os.path.relpath(real, base))
+            if os.path.exists(moved):
+                _ROOTS["repointed"].append(f"{path} -> {moved}")
+                return moved
+            _ROOTS["unrepointable"].append(path)
+            return path
+    return path
+
+
+def _pth_lines(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return text.splitlines()
+
+
+def _venv() -> list[str]:
+    """What ``site.venv`` decides (``sys.prefix``, the prefixes whose site-packages
+    count), without processing any ``.pth`` file as it does."""
+    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    site_prefix = os.path.dirname(exe_dir)
+    for conf in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(site_prefix, "pyvenv.cfg")):
+        if not os.path.isfile(conf):
+            continue
+        system = "true"
+        try:
+            with open(conf, encoding="utf-8") as f:
+                for line in f:
+                    key, eq, value = line.partition("=")
+                    if eq and key.strip().lower() == "include-system-site-packages":
+                        system = value.strip().lower()
+        except (OSError, UnicodeDecodeError):
+            pass
+        base = [sys.prefix, sys.exec_prefix]
+        sys.prefix = sys.exec_prefix = site_prefix
+        return [site_prefix, *base] if system == "true" else [site_prefix]
+    return [sys.prefix, sys.exec_prefix]
+
+
+def _start(top: str | None, tree: str | None) -> None:
+    """What ``site`` does at start-up, minus the checkout (see above)."""
+    _ROOTS["top"] = os.path.abspath(top) if top else None
+    _ROOTS["tree"] = os.path.abspath(tree) if tree else _ROOTS["top"]
+    if not sys.flags.no_site:
+        _HELD[:] = list(sys.path)
+        import site
+        _ROOTS["site"] = [d for d in site.getsitepackages() if os.path.isdir(d)]
+        return
+    import site
+
+    global _PREFIXES  # noqa: PLW0603 - the interpreter's prefixes, set once at start
+    prefixes = _venv()
+    _PREFIXES = _prefixes()
+    site.PREFIXES[:] = prefixes  # what site.venv leaves there: getsitepackages() agrees
+    site.ENABLE_USER_SITE = False
+    dirs = [d for d in site.getsitepackages(prefixes) if os.path.isdir(d)]
+    _ROOTS["site"] = dirs
+    path = list(sys.path)
+    for sitedir in dirs:
+        if sitedir not in path:
+            path.append(sitedir)
+        try:
+            names = sorted(n for n in os.listdir(sitedir) if n.endswith(".pth"))
+        except OSError:
+            names = []
+        for name in names:
+            for line in _pth_lines(os.path.join(sitedir, name)):
+                if not line.strip() or line.startswith("#"):
+                    continue
+                if line.startswith(("import ", "import\t")):
+                    saved = sys.path
+                    sys.path = [p for p in path if not _in_checkout(p)]
+                    try:
+                        exec(line)  # what site.addpackage does, off the checkout
+                    except Exception:  # noqa: BLE001 - site reports and goes on, so do we
+                        pass
+                    finally:
+                        sys.path = saved
+                    continue
+                entry = os.path.abspath(os.path.join(sitedir, line.rstrip()))
+                if entry not in path and os.path.exists(entry):
+                    path.append(_repoint(entry) if _in_checkout(entry) else entry)
+    _repoint_finders()
+    _HELD[:] = path
+    sys.path = [p for p in path if not _in_checkout(p)]
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+    try:
+        import importlib
+        import importlib.util
+        spec = importlib.util.find_spec("sitecustomize")
+        if spec is not None and spec.origin and not _in_checkout(spec.origin):
+            importlib.import_module("sitecustomize")  # the installation's own, as site does
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _repoint_finders() -> None:
+    """setuptools' editable finders map package names to checkout paths: re-point them."""
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("__editable__"):
+            continue
+        mapping = getattr(mod, "MAPPING", None)
+        if isinstance(mapping, dict):
+            for key, value in list(mapping.items()):
+                if isinstance(value, str) and _in_checkout(value):
+                    mapping[key] = _repoint(value)
+        spaces = getattr(mod, "NAMESPACES", None)
+        if isinstance(spaces, dict):
+            for key, values in list(spaces.items()):
+                if isinstance(values, list):
+                    spaces[key] = [_repoint(v) if isinstance(v, str) and _in_checkout(v) else v
+                                   for v in values]
+
+
+def _add_cwd() -> None:
+    """The project's path entries back in place, and the repository root first on
+    ``sys.path``, as ``python -m pytest`` does.
+
+    Called only after pytest, Hypothesis and the installed pytest plugins are
+    imported from the interpreter's environment: a ``pytest.py``,
+    ``_pytest/``, ``pluggy/`` or ``hypothesis/`` that a patch adds at the
+    repository root or under ``src/`` must not replace the judge's runner.
+    """
+    if _HELD:
+        sys.path[:] = _HELD
+    if not getattr(sys.flags, "safe_path", False):
+        sys.path.insert(0, os.getcwd())
+
+
+def _cache_from_source(orig: Callable[..., str]) -> Callable[..., str]:
+    """Bytecode of the interpreter's installation in its own ``__pycache__``; every other
+    file's (the checkout's) under ``sys.pycache_prefix``, which each run sets to a
+    private empty folder: no run reads bytecode another run could have written."""
+    def cache_from_source(path: str, debug_override: Any = None, *,
+                          optimization: Any = None) -> str:
+        got = orig(path, debug_override, optimization=optimization)
+        if sys.pycache_prefix is None or not _installed(os.path.abspath(path)):
+            return got
+        return os.path.join(os.path.dirname(path), "__pycache__", os.path.basename(got))
+    return cache_from_source
+
+
+def _private_bytecode() -> None:
+    import importlib._bootstrap_external as ext
+
+    ext.cache_from_source = _cache_from_source(ext.cache_from_source)
+
+
+def describe() -> dict[str, Any]:
+    """What this interpreter offers: pytest (required), Hypothesis, pytest-randomly."""
+    import importlib.util
+
+    info: dict[str, Any] = {"ok": False, "python": sys.executable,
+                            "version": sys.version.split()[0]}
+    try:
+        import pytest
+    except Exception as exc:  # noqa: BLE001 - any import failure means "no runner"
+        info["error"] = f"cannot import pytest ({type(exc).__name__}: {exc})"
+        return info
+    info["ok"] = True
+    info["pytest"] = getattr(pytest, "__version__", "unknown")
+    info["hypothesis"] = None
+    if importlib.util.find_spec("hypothesis") is not None:
+        try:  # its version without importing it: a lone probe stays quick
+            import importlib.metadata
+            info["hypothesis"] = importlib.metadata.version("hypothesis")
+        except Exception:  # noqa: BLE001 - no metadata: ask the module itself
+            try:
+                import hypothesis
+                info["hypothesis"] = getattr(hypothesis, "__version__", "unknown")
+            except Exception:  # noqa: BLE001 - a broken Hypothesis is "not importable"
+                pass
+    info["randomly"] = importlib.util.find_spec("pytest_randomly") is not None
+    info["site"] = list(_ROOTS["site"])
+    return info
+
+
+# --- integrity: the judge's objects, by identity --------------------------------
+
+# Every module of the judge: what decides a test's outcome, and what reports it.
+_JUDGE_TOPS = ("pytest", "_pytest", "pluggy", "hypothesis", "_hypothesis_pytestplugin",
+               "_hypothesis_globals", "json", "unittest", "iniconfig")
+_JUDGE_EXACT = ("builtins", "os", "posixpath", "importlib._bootstrap_external", "__main__")
+_SYS = ("exit", "modules", "meta_path", "path_hooks", "excepthook")
+# Module globals that pytest and Hypothesis themselves set and reset while a session
+# runs (per test, or lazily on first use): their identity is not the judge's meaning.
+_VOLATILE = frozenset({
+    "_pytest.assertion.util._reprcompare", "_pytest.assertion.util._assertion_pass",
+    "_pytest.assertion.util._config", "hypothesis.core.running_under_pytest",
+})
+_VOLATILE_KEYS = frozenset({"__warningregistry__", "_pytest_diamond_inheritance_warning_shown"})
+# Hypothesis keeps runtime state (caches, counters, timers) in the globals of these
+# modules: there only functions, classes, modules and ALL_CAPS constants are compared.
+_STATEFUL = ("hypothesis.internal.", "hypothesis.configuration")
+_MISSING = object()
+_PROFILES = "hypothesis settings profiles"
+from operator import is_not  # noqa: E402
+
+
+def _data(value: Any) -> bool:
+    return not (callable(value) or isinstance(value, type) or type(value).__name__ == "module")
+
+
+def _benign(label: str, key: str, before: Any, after: Any, stateful: bool) -> bool:
+    """A change that is not the judge's meaning: a registry pytest or Python keeps, a
+    submodule imported on first use, runtime state of Hypothesis's internals."""
+    if key in _VOLATILE_KEYS or f"{label}.{key}" in _VOLATILE:
+        return True
+    if before is _MISSING and type(after).__name__ == "module" \
+            and getattr(after, "__name__", None) == f"{label}.{key}":
+        return True
+    return stateful and not key.isupper() and before is not _MISSING and after is not _MISSING \
+        and _data(before) and _data(after)
+
+
+def _judge_module(name: str) -> bool:
+    return name in _JUDGE_EXACT or name.partition(".")[0] in _JUDGE_TOPS
+
+
+class _Integrity:
+    """The identity of every attribute of the judge's modules and of the classes they
+    define, of the few ``sys`` attributes a run depends on, and of Hypothesis's active
+    settings profile.  Taken in the serving parent before any project code, rebased in
+    each run just before collection (the oracle's conftests and pytest's own set-up may
+    configure things), and checked after collection and at the session's end: any
+    change is named, and the run is an error."""
+
+    def __init__(self) -> None:
+        self.spaces: list[tuple[str, Any, tuple[Any, ...], tuple[Any, ...], bool]] = []
+        self.getters: list[tuple[str, Callable[[], tuple[Any, ...]], tuple[Any, ...]]] = []
+
+    @classmethod
+    def take(cls) -> _Integrity:
+        snap = cls()
+        for name, mod in list(sys.modules.items()):
+            ns = getattr(mod, "__dict__", None)
+            if not _judge_module(name) or not isinstance(ns, dict):
+                continue
+            snap._add(name, ns, name.startswith(_STATEFUL))
+            for attr, obj in list(ns.items()):
+                if isinstance(obj, type) and obj.__dict__.get("__module__") == name:
+                    snap._add(f"{name}.{attr}", obj.__dict__)
+        snap._getter("sys", lambda: tuple(sys.__dict__.get(k) for k in _SYS))
+        snap._getter("sys.meta_path", lambda: tuple(sys.meta_path))
+        hs = sys.modules.get("hypothesis._settings")
+        if hs is not None and hasattr(hs, "settings"):
+            profiles = getattr(hs.settings, "_profiles", None)
+            if isinstance(profiles, dict):
+                snap._add(_PROFILES, profiles)
+            dv = getattr(hs, "default_variable", None)
+            if dv is not None:
+                snap._getter("hypothesis active settings profile", lambda: _profile(dv))
+        return snap
+
+    def _add(self, label: str, ns: Any, stateful: bool = False) -> None:
+        if not isinstance(ns, dict):  # a class's mappingproxy: watch the dict behind it
+            import gc
+            inner = [d for d in gc.get_referents(ns) if isinstance(d, dict)]
+            ns = inner[0] if len(inner) == 1 else ns
+        self.spaces.append((label, ns, tuple(ns.keys()), tuple(ns.values()), stateful))
+
+    def _getter(self, label: str, get: Callable[[], tuple[Any, ...]]) -> None:
+        try:
+            self.getters.append((label, get, get()))
+        except Exception:  # noqa: BLE001 - nothing to watch there
+            pass
+
+    def changed(self) -> list[str]:
+        """Every attribute added, removed or replaced since the snapshot."""
+        found: list[str] = []
+        for label, ns, keys, values, stateful in self.spaces:
+            if len(ns) == len(values) and not any(map(is_not, ns.values(), values)):
+                continue
+            before = dict(zip(keys, values, strict=True))
+            for key in list(ns.keys()) + [k for k in keys if k not in ns]:
+                then, now = before.get(key, _MISSING), ns.get(key, _MISSING)
+                if then is not now and not _benign(label, str(key), then, now, stateful):
+                    found.append(f"{label}.{key}")
+        for label, get, then in self.getters:
+            try:
+                now = get()
+            except Exception:  # noqa: BLE001
+                now = ()
+            if len(now) != len(then) or any(map(is_not, now, then)):
+                found.append(label)
+        return found
+
+    def rebase(self) -> list[str]:
+        """Accept what pytest's configuration, Hypothesis's plugin and the oracle's
+        conftests set up before the property is collected (new attributes, settings,
+        state, a profile), and return what is not set-up: a function or class of the
+        judge replaced since the parent's snapshot (an installed plugin's import, a
+        conftest's import of the code under test)."""
+        replaced: list[str] = []
+        spaces = []
+        for space in self.spaces:
+            label, ns, keys, values, stateful = space
+            if len(ns) == len(values) and not any(map(is_not, ns.values(), values)):
+                spaces.append(space)
+                continue
+            if label != _PROFILES:  # a conftest may register and load the oracle's profiles
+                for key, then in zip(keys, values, strict=True):
+                    now = ns.get(key, _MISSING)
+                    if now is not then and not _data(then) and not _judges_own(now) \
+                            and not _benign(label, str(key), then, now, False):
+                        replaced.append(f"{label}.{key}")
+            spaces.append((label, ns, tuple(ns.keys()), tuple(ns.values()), stateful))
+        self.spaces = spaces
+        getters = []
+        for label, get, _then in self.getters:
+            try:
+                getters.append((label, get, get()))
+            except Exception:  # noqa: BLE001
+                pass
+        self.getters = getters
+        return replaced
+
+
+def _judges_own(value: Any) -> bool:
+    """Whether ``value``'s code lies in pytest's, pluggy's or Hypothesis's own files (as
+    when pytest's legacypath plugin installs its methods at configuration)."""
+    func = getattr(value, "__func__", getattr(value, "fget", value))
+    code = getattr(func, "__code__", None)
+    where = getattr(code, "co_filename", None)
+    if not isinstance(where, str):
+        return False
+    real = _REALPATH(where)
+    return any(_under(real, d) for d in _judge_dirs())
+
+
+def _judge_dirs() -> list[str]:
+    dirs = []
+    for name in ("_pytest", "pluggy", "hypothesis"):
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(path, str):
+            dirs.append(os.path.dirname(_REALPATH(path)))
+    return dirs
+
+
+def _profile(dv: Any) -> tuple[Any, ...]:
+    """The active Hypothesis settings object and its values (lazy caches left out)."""
+    value = dv.value
+    if value is None:
+        return (None,)
+    items = [x for k, v in vars(value).items() if not k.startswith("_cached") for x in (k, v)]
+    return (value, *items)
+
+
+_SNAPSHOT: _Integrity | None = None  # the serving parent's, taken before installed plugins load
+
+
+def _source_url(dist: Any) -> str | None:
+    """The local directory a distribution was installed from (PEP 610), if any."""
+    try:
+        text = dist.read_text("direct_url.json")
+        url = json.loads(text).get("url", "") if text else ""
+    except Exception:  # noqa: BLE001
+        return None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    from urllib.parse import unquote, urlparse
+
+    return _REALPATH(unquote(urlparse(url).path))
+
+
+def _code_files(pm: Any, plugin: Any) -> set[str]:
+    """Where the hook functions of ``plugin`` really are (their code objects' files)."""
+    found: set[str] = set()
+    try:
+        callers = pm.get_hookcallers(plugin) or []
+    except Exception:  # noqa: BLE001
+        callers = []
+    for caller in callers:
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            func = getattr(impl.function, "__func__", impl.function)
+            code = getattr(func, "__code__", None)
+            name = getattr(code, "co_filename", None)
+            if isinstance(name, str):
+                found.add(name)
+    return found
+
+
+def _all_code_files(pm: Any) -> dict[int, set[str]]:
+    """``_code_files`` of every registered plugin, by ``id``, in one pass over the hooks."""
+    found: dict[int, set[str]] = {}
+    for caller in list(vars(pm.hook).values()):
+        try:
+            impls = caller.get_hookimpls()
+        except Exception:  # noqa: BLE001 - not a hook caller
+            continue
+        for impl in impls:
+            func = getattr(impl.function, "__func__", impl.function)
+            name = getattr(getattr(func, "__code__", None), "co_filename", None)
+            if isinstance(name, str):
+                found.setdefault(id(impl.plugin), set()).add(name)
+    return found
+
+
+def plugin_files(pm: Any) -> list[str]:
+    """Every loaded pytest plugin that may be the project's own code, as real paths:
+    plugin modules and hook functions outside the interpreter's installation
+    (conftests, ``-p`` modules, editable installs, a plugin object whose class claims
+    another module), and, for plugins installed from a local directory
+    (``pip install .``), that directory prefixed with ``dist:``.  The parent judges
+    which of them lie in the repository outside the oracle."""
+    found: set[str] = set()
+    code_files = _all_code_files(pm)
+    for _name, plugin in pm.list_name_plugin():
+        if plugin is None or isinstance(plugin, (_Plugin, _Hold)):
+            continue  # ours (this file may lie in a checkout of ballot-guard itself)
+        module = plugin if hasattr(plugin, "__file__") and not isinstance(plugin, type) \
+            else sys.modules.get(getattr(type(plugin), "__module__", ""))
+        files = set(code_files.get(id(plugin), ()))
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str):
+            files.add(path)
+        for f in files:
+            real = _REALPATH(f)
+            if not _installed(real):
+                found.add(real)
+    try:  # the plugins pytest loaded from entry points, with their distributions
+        loaded = pm.list_plugin_distinfo()
+    except Exception:  # noqa: BLE001
+        loaded = ()
+    for _plugin, dist in loaded:
+        where = _source_url(dist)
+        if where is not None:
+            found.add(f"dist:{where}")
+    return sorted(found)
+
+
+def _hooks(pm: Any) -> dict[str, tuple[Any, ...]]:
+    """Every hook's implementations, by identity."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, caller in list(vars(pm.hook).items()):
+        try:
+            out[name] = tuple(impl.function for impl in caller.get_hookimpls())
+        except Exception:  # noqa: BLE001 - not a hook caller
+            continue
+    return out
+
+
+def _unittest_skip(item: Any) -> bool:
+    """A ``unittest.skip`` decorator on the test method or its class: written in the file."""
+    return any(getattr(obj, "__unittest_skip__", False) is True
+               for obj in (getattr(item, "obj", None), getattr(item, "cls", None)))
+
+
+def _from_main(base: set[str]) -> list[str]:
+    """Modules imported during the run from the main checkout, not the worktree (--rev)."""
+    top, tree = _ROOTS["top"], _ROOTS["tree"]
+    if not top or not tree or top == tree:
+        return []
+    tops = {top, _REALPATH(top)}
+    trees = {tree, _REALPATH(tree)}
+    found = []
+    for name, mod in list(sys.modules.items()):
+        path = getattr(mod, "__file__", None)
+        if name in base or not isinstance(path, str):
+            continue
+        real = _REALPATH(path)
+        if any(_under(real, t) for t in tops) and not any(_under(real, t) for t in trees) \
+                and not _installed(real):
+            found.append(f"{name} ({real})")
+    return sorted(found)
+
+
+class _Plugin:
+    """Our pytest plugin: isolate Hypothesis's database, count the outcomes, check the
+    judge's integrity, and report through the references taken at start."""
+
+    def __init__(self, home: str, result: str, hold: _Hold,
+                 integrity: _Integrity | None = None) -> None:
+        self.home = home
+        self.result = result
+        self.hold = hold
+        self.integrity = integrity
+        self.base = set(sys.modules)
+        self.counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "collected": 0,
+                       "dodged": 0}
+        self.ids: set[str] = set()     # the collected items
+        self.done: set[str] = set()    # items with an outcome: a call report, or a setup skip
+        self.marked: set[str] = set()  # items whose skip or xfail the property file declares
+        self.replaced: list[str] = []
+        self.registered: list[str] = []
+        self.plugins_then: dict[int, Any] | None = None
+        self.hooks_then: dict[str, tuple[Any, ...]] = {}
+        self.config: Any = None
+
+    def pytest_configure(self, config: Any) -> None:
+        # Runs after Hypothesis's own pytest_configure (trylast), so a
+        # --hypothesis-profile or a conftest's profile is kept, minus its database.
+        self.config = config
+        if "hypothesis" not in sys.modules:
+            return
+        try:
+            from hypothesis import configuration, settings
+            configuration.set_hypothesis_home_dir(self.home)
+            settings.register_profile("ballot-guard", parent=settings.default, database=None)
+            settings.load_profile("ballot-guard")
+        except Exception:  # noqa: BLE001 - an old Hypothesis: the fresh home dir suffices
+            pass
+
+    def pytest_collection(self, session: Any) -> None:
+        """Just before the property is imported: what the judge is from here on."""
+        if self.integrity is not None:
+            self.replaced.extend(self.integrity.rebase())
+        pm = session.config.pluginmanager
+        self.plugins_then = {id(p): p for p in pm.get_plugins()}
+        self.hooks_then = _hooks(pm)
+
+    def _check(self, session: Any) -> None:
+        if self.integrity is not None:
+            for name in self.integrity.changed():
+                if name not in self.replaced:
+                    self.replaced.append(name)
+        if self.plugins_then is None:
+            return
+        pm = session.config.pluginmanager
+        for plugin in pm.get_plugins():
+            if id(plugin) not in self.plugins_then:
+                name = pm.get_name(plugin) or repr(plugin)
+                files = sorted(_REALPATH(f) for f in _code_files(pm, plugin))
+                what = f"{name} ({', '.join(files)})" if files else str(name)
+                if what not in self.registered:
+                    self.registered.append(what)
+        now = _hooks(pm)
+        for name, impls in now.items():
+            then = self.hooks_then.get(name, ())
+            if len(impls) != len(then) or any(a is not b for a, b in zip(impls, then, strict=True)):
+                label = f"the implementations of hook {name}"
+                if label not in self.replaced:
+                    self.replaced.append(label)
+
+    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
+        self.counts["collected"] = len(items)
+        for item in items:  # a skip or xfail written as a mark is the oracle's own choice
+            self.ids.add(item.nodeid)
+            if any(item.get_closest_marker(name) is not None
+                   for name in ("skip", "skipif", "xfail")) or _unittest_skip(item):
+                self.marked.add(item.nodeid)
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self._check(session)  # the property and the code under test are imported now
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when == "call":
+            key = "passed" if report.passed else "failed" if report.failed else "skipped"
+            self.counts[key] += 1
+            self.done.add(report.nodeid)
+        elif report.failed:
+            self.counts["errors"] += 1
+            self.done.add(report.nodeid)
+        elif report.skipped and report.when == "setup":
+            self.counts["skipped"] += 1
+            self.done.add(report.nodeid)
+        if report.skipped and report.nodeid not in self.marked:
+            # pytest.skip() or pytest.xfail() raised while running (from a fixture or the
+            # code under test), not declared by a mark: the check did not happen
+            self.counts["dodged"] += 1
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        self._check(session)
+        data: dict[str, Any] = dict(self.counts)
+        try:
+            data["plugins"] = plugin_files(session.config.pluginmanager)
+        except Exception as exc:  # noqa: BLE001 - reported, judged by the parent
+            data["plugins"] = [f"?{type(exc).__name__}: {exc}"]
+        data["early"] = self.hold.early
+        data["complete"] = self.ids <= self.done
+        data["replaced"] = self.replaced
+        data["registered"] = self.registered
+        data["from_main"] = _from_main(self.base)
+        data["unrepointable"] = list(_ROOTS["unrepointable"])
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(tr, "stats", None)
+        if isinstance(stats, dict):
+            data["stats"] = {str(k): len(v) for k, v in stats.items()
+                             if k and isinstance(v, list)}
+        self._report(data)
+
+    def _report(self, data: dict[str, Any]) -> None:
+        tmp = self.result + ".tmp"
+        fd = _OPEN(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            _WRITE(fd, _DUMPS(data).encode())
+        finally:
+            _CLOSE(fd)
+        _REPLACE(tmp, self.result)
+
+
+class _Hold:
+    """Holds a prepared run before anything of the project executes.
+
+    A prepared child parses pytest's options and loads the installed plugins
+    while the previous run is still going, then waits here for "go" before
+    conftest files are imported; when no conftest.py lies on the property's
+    path (and pytest-xdist is not distributing), it goes on through
+    ``pytest_configure`` and ``pytest_sessionstart`` and waits just before
+    collection imports the property.  It also lists project modules imported
+    before that point (a ``-p`` plugin of the project in ``addopts``, a plugin
+    that loads the project in its configure hook): if there are any, the
+    parent stops preparing runs ahead, so no project code ever overlaps
+    another run.
+    """
+
+    def __init__(self, go_fd: int | None, path: str, top: str | None = None) -> None:
+        self.go_fd = go_fd
+        self.path = path
+        self.top = top
+        self.defer = False
+        self.base = set(sys.modules)
+        self.early: list[str] = []
+
+    def wait(self) -> None:
+        if self.go_fd is None:
+            return
+        fd, self.go_fd = self.go_fd, None
+        top = _REALPATH(os.getcwd()) + os.sep
+        env = _REALPATH(sys.prefix) + os.sep
+        for name, mod in list(sys.modules.items()):
+            path = getattr(mod, "__file__", None)
+            if name in self.base or not isinstance(path, str):
+                continue
+            real = _REALPATH(path)
+            if real.startswith(top) and not real.startswith(env):
+                self.early.append(name)
+        go = os.read(fd, 1)
+        os.close(fd)
+        if go != b"g":  # cancelled: the gate is gone or stopped early; run nothing
+            _EXIT(CRASH)
+
+    def _no_conftest(self) -> bool:
+        d = os.path.dirname(os.path.abspath(self.path))
+        stop = os.path.abspath(self.top) if self.top else None
+        while True:
+            if os.path.lexists(os.path.join(d, "conftest.py")):
+                return False
+            parent = os.path.dirname(d)
+            if parent == d or d == stop:
+                return True
+            d = parent
+
+    def pytest_load_initial_conftests(self, early_config: Any) -> None:
+        if self.go_fd is not None and self._no_conftest():
+            try:
+                distributing = bool(early_config.getoption("numprocesses", None)) or \
+                    early_config.getoption("dist", "no") not in ("no", None)
+            except Exception:  # noqa: BLE001
+                distributing = True
+            if not distributing:
+                self.defer = True
+                return
+        self.wait()
+
+    def pytest_configure(self) -> None:
+        if not self.defer:
+            self.wait()
+
+    def pytest_sessionstart(self) -> None:
+        if not self.defer:
+            self.wait()
+
+    def pytest_collection(self) -> None:
+        self.wait()
+
+
+def _mark(pytest: Any) -> None:
+    if hasattr(_Plugin.pytest_configure, "pytest_impl"):
+        return
+    last, first = pytest.hookimpl(trylast=True), pytest.hookimpl(tryfirst=True)
+    _Plugin.pytest_configure = last(_Plugin.pytest_configure)  # type: ignore[method-assign]
+    # first, before the hold (registered later, called earlier): still nothing of the
+    # property has run, and a prepared run does this before it is released
+    _Plugin.pytest_collection = first(_Plugin.pytest_collection)  # type: ignore[method-assign]
+    for name in ("pytest_load_initial_conftests", "pytest_configure", "pytest_sessionstart",
+                 "pytest_collection"):
+        setattr(_Hold, name, first(getattr(_Hold, name)))
+
+
+def _config_file(prop: str, top: str) -> tuple[str, str]:
+    """(config file, its directory) as pytest would find them from the property, but
+    never above the checkout: ``os.devnull`` and the checkout root when none is there."""
+    from pathlib import Path
+
+    from _pytest.config import findpaths
+
+    names = list(getattr(findpaths, "CONFIG_LOADERS_BY_NAME", None) or
+                 ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"))
+    root = Path(top).absolute()
+    start = Path(prop).absolute().parent
+    pyproject: Path | None = None
+    for base in (start, *start.parents):
+        for name in names:
+            p = base / name
+            if p.is_file():
+                if name == "pyproject.toml" and pyproject is None:
+                    pyproject = p
+                if findpaths.load_config_dict_from_file(p) is not None:
+                    return str(p), str(base)
+        if base == root or root not in base.parents:
+            break
+    if pyproject is not None:
+        return str(pyproject), str(pyproject.parent)
+    return os.devnull, str(root)
+
+
+def _confined(args: list[str], top: str) -> list[str]:
+    """pytest's rootdir, config file and conftest search kept inside the checkout."""
+    config, base = _config_file(args[0], top)
+    return [args[0], "-c", config, f"--rootdir={base}", f"--confcutdir={base}", *args[1:]]
+
+
+def _private(req: dict[str, Any]) -> None:
+    """This run's own empty TMPDIR, HOME and bytecode folder (removed after it)."""
+    for key in ("tmp", "home_dir", "pycache"):
+        if req.get(key):
+            os.makedirs(req[key], exist_ok=True)
+    if req.get("tmp"):
+        for name in ("TMPDIR", "TEMP", "TMP"):
+            os.environ[name] = req["tmp"]
+        import tempfile
+        tempfile.tempdir = None
+    if req.get("home_dir"):
+        os.environ["HOME"] = req["home_dir"]
+    if req.get("pycache"):
+        sys.pycache_prefix = req["pycache"]
+        os.environ["PYTHONPYCACHEPREFIX"] = req["pycache"]
+        sys.dont_write_bytecode = True
+
+
+def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
+    """One pytest session in this process; its exit code."""
+    _private(req)
+    top = _ROOTS["tree"] or os.getcwd()
+    hold = _Hold(go_fd, req["args"][0], top)
+    os.makedirs(req["home"], exist_ok=True)
+    if "hypothesis" in sys.modules or req.get("hypothesis"):
+        try:
+            from hypothesis import configuration
+            configuration.set_hypothesis_home_dir(req["home"])
+        except Exception:  # noqa: BLE001
+            pass
+    import pytest
+
+    _mark(pytest)
+    plugin = _Plugin(req["home"], req["result"], hold, _SNAPSHOT or _Integrity.take())
+    code = _main(pytest, _confined(list(req["args"]), top), [hold, plugin])
+    return int(code)
+
+
+# --- pytest's first step, done once in the serving parent -----------------------
+#
+# ``pytest.main`` starts with ``get_config``: a plugin manager, every built-in
+# plugin registered and its options declared; the same for every run, and about a
+# tenth of a trivial run's CPU.  The serving parent does it once (``_template``),
+# for the ``-p no:...`` options every run passes (all that ``get_config`` reads of
+# the arguments); each child, a copy, takes that Config over as its own in place
+# of a new one, with its own invocation parameters, and pytest goes on exactly as
+# in ``pytest.main``.  Nothing of the project takes part in it (no argument but
+# those options, no file, no conftest, no installed plugin: those load later, in
+# the run); a run whose options differ makes its own, as before.
+
+_TEMPLATE: Any = None   # the parent's pytest Config, before any run
+_TEMPLATE_P = ("no:cacheprovider",)  # the -p options it was made for (runner.pytest_args)
+_PROG = "pytest.main()"  # what pytest.main() names the program
+
+
+def _p_options(args: list[str]) -> tuple[str, ...]:
+    """The ``-p`` values of ``args``, as pytest's ``consider_preparse`` reads them."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        opt = args[i]
+        i += 1
+        if opt == "-p":
+            if i < len(args):
+                out.append(args[i].strip())
+            i += 1
+        elif opt.startswith("-p"):
+            out.append(opt[2:].strip())
+    return tuple(out)
+
+
+def _template() -> None:
+    global _TEMPLATE  # noqa: PLW0603 - made once, in the serving parent
+    try:
+        from _pytest.config import get_config
+
+        _TEMPLATE = get_config([x for p in _TEMPLATE_P for x in ("-p", p)], prog=_PROG)
+    except Exception:  # noqa: BLE001 - every run makes its own
+        _TEMPLATE = None
+
+
+def _main(pytest: Any, args: list[str], plugins: list[Any]) -> Any:
+    """``pytest.main(args, plugins=plugins)``, its first step taken from the template.
+
+    ``get_config`` is replaced only until pytest calls it, once, right at the start,
+    long before anything of the project runs (and before the integrity check's
+    rebase): the judge's machinery is as it was for the rest of the run."""
+    global _TEMPLATE
+    template, _TEMPLATE = _TEMPLATE, None
+    cfg: Any = sys.modules.get("_pytest.config")
+    if template is None or cfg is None or _p_options(args) != _TEMPLATE_P:
+        return pytest.main(args, plugins=plugins)
+    original = cfg.get_config
+
+    def get_config(a: Any = None, p: Any = None, *, prog: Any = None) -> Any:
+        cfg.get_config = original
+        if a is not args or prog != _PROG:
+            return original(a, p, prog=prog)
+        from pathlib import Path
+
+        template.invocation_params = cfg.Config.InvocationParams(args=a, plugins=p,
+                                                                 dir=Path.cwd())
+        return template
+
+    cfg.get_config = get_config
+    try:
+        return pytest.main(args, plugins=plugins)
+    finally:
+        cfg.get_config = original
+
+
+def _redirect(log: str) -> None:
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.close(null)
+
+
+def _child(req: dict[str, Any], go_fd: int, _exit: Any = _EXIT) -> None:
+    """In the run's own process: a session of its own, run, never return."""
+    code = CRASH
+    try:
+        os.setsid()  # its own session and process group: what it starts stays with it
+        if req.get("idle"):
+            _idle()
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if POLICY:  # returns in the run: PID 2 of its own namespaces, in its own view
+            SANDBOX.isolate(POLICY, keep=(0, 1, 2, go_fd), ended=req.get("ended"),
+                            writable=os.path.dirname(req["result"]))
+        _redirect(req["log"])
+        code = _run(req, go_fd)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else CRASH
+    except BaseException:  # noqa: BLE001 - report as a crash, never fall back into the loop
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001
+            pass
+        _exit(code)
+
+
+# --- nothing left behind -----------------------------------------------------
+#
+# Each run has a keeper: a small process between the serving parent (or the
+# ``once`` command) and the run, which the run's code cannot reach.  The keeper
+# is a "child subreaper" (Linux ``prctl``), so every process the run starts and
+# leaves orphaned, daemons that ``setsid`` out of its group included, becomes
+# the keeper's child instead of init's.
+#
+# At the hermetic level the keeper is what ends them: when the run ends (or is
+# killed: a SIGTERM to the keeper kills the run), it stops and kills every
+# process still below it, writes how many to ``req["ended"]``, and exits as the
+# run did.  In the OS sandbox the run's PID namespace does that job: its init
+# (``sandbox.py``) counts and ends every process of the namespace, none can
+# leave it, and it writes the count from inside the run's mount namespace (the
+# keeper lives in the server's, where every mount is read-only: it writes
+# nothing there).  A SIGTERM to the keeper is passed on to that init, which
+# kills the run, then ends and counts the rest as at any other end.  What is
+# still below the keeper once the namespace is gone (nothing, unless the init
+# was killed) is killed all the same.
+
+PR_SET_CHILD_SUBREAPER = 36
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    global _LIBC  # noqa: PLW0603 - loaded once, on first use
+    if _LIBC is None:
+        import ctypes
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+def _subreaper() -> bool:
+    try:
+        return bool(_libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except Exception:  # noqa: BLE001 - not Linux: the run's process group is all we end
+        return False
+
+
+def _idle() -> None:
+    """Prepare at the idle priority: a prepared run takes no CPU a running one wants."""
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def _can_idle() -> bool:
+    """Whether a process here may go idle and come back (unprivileged users often cannot:
+    leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE of 20)."""
+    if not hasattr(os, "SCHED_IDLE") or not hasattr(os, "fork"):
+        return False
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _idle()
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            os._exit(0)
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
+def _below(root: int) -> list[int]:
+    """Every live (not zombie) process whose ancestry leads to ``root``, from /proc."""
+    kids: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            state, ppid = stat[stat.rindex(b")") + 2:].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if state != b"Z":
+            kids.setdefault(int(ppid), []).append(int(name))
+    found, todo = [], list(kids.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(kids.get(pid, ()))
+    return found
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _end_below(me: int, group: int) -> int:
+    """Stop and kill what is left below this keeper (and in the run's group); how many."""
+    import signal
+    import time
+
+    ended: set[int] = set()
+    try:
+        os.killpg(group, signal.SIGSTOP)  # its group, wherever its members went
+    except OSError:
+        pass
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        try:
+            os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:  # nothing below the keeper, alive or not: done
+            break
+        left = _below(me)
+        if not left:
+            _reap()
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):  # stopped first: none forks again
+            for pid in left:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        ended.update(left)
+        time.sleep(0.002)
+        _reap()
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+    return len(ended)
+
+
+def _normal_priority(root: int, runner: int) -> None:
+    """Put the run (and, in the sandbox, the namespace's init and the run below it,
+    which inherited the idle priority at fork) back to the normal priority; listed
+    until no new process turns up, so none forked meanwhile stays idle."""
+    done: set[int] = set()
+    todo = [runner]
+    while todo:
+        for pid in todo:
+            try:
+                os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
+            except OSError:
+                pass
+            done.add(pid)
+        todo = [pid for pid in _below(root) if pid not in done]
+
+
+def _write_ended(path: str, ended: int, reaper: bool) -> None:
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w") as f:
+            json.dump({"ended": ended, "reaper": reaper}, f)
+        os.replace(tmp, path)
+    except OSError as exc:  # the count is unknown then; the run's status stands
+        print(f"ballot-guard keeper: cannot record what it ended: {exc}", file=sys.stderr)
+
+
+def _keep(req: dict[str, Any], go_fd: int | None, start: Any, *,
+          sandboxed: bool = False) -> None:
+    """The keeper: fork the run (``start(go_fd)`` in the new process), relay its "go",
+    wait for it, end what it left, exit as it did.  With ``sandboxed`` the run's
+    process isolates itself in a PID namespace whose init counts what it ends.
+    Never returns."""
+    import signal
+
+    code = CRASH
+    try:
+        reaper = _subreaper()
+        me = os.getpid()
+        r_go, w_go = os.pipe() if go_fd is not None else (-1, -1)
+        runner = os.fork()
+        if runner == 0:
+            if go_fd is not None:
+                os.close(w_go)
+                os.close(go_fd)
+            start(r_go)
+            os._exit(CRASH)
+        if go_fd is not None:
+            os.close(r_go)
+
+        def kill(*_: Any) -> None:
+            try:
+                os.kill(runner, signal.SIGKILL)
+            except OSError:
+                pass
+
+        def stop(*_: Any) -> None:
+            if not sandboxed:
+                kill()
+                return
+            try:  # the namespace's init kills the run and ends (and counts) the rest
+                os.kill(runner, signal.SIGTERM)
+            except OSError:
+                pass
+            signal.signal(signal.SIGALRM, kill)  # an init that did not get it in time
+            signal.alarm(2)
+
+        signal.signal(signal.SIGTERM, stop)  # a timeout, or the gate stopping
+        if go_fd is not None:
+            go = os.read(go_fd, 1)
+            os.close(go_fd)
+            if go == b"g":
+                if req.get("idle"):  # back to the normal priority before it goes on
+                    _normal_priority(me, runner)
+                try:
+                    os.write(w_go, b"g")
+                except OSError:
+                    pass  # it ended already; its status follows
+            os.close(w_go)
+        while True:
+            pid, status = os.waitpid(-1, 0)
+            if pid == runner:
+                break
+        signal.alarm(0)
+        ended = _end_below(me, runner)
+        if req.get("ended") and not sandboxed:
+            _write_ended(req["ended"], ended, reaper)
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(sig, signal.SIG_DFL)
+            try:
+                import resource
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            except Exception:  # noqa: BLE001
+                pass
+            os.kill(os.getpid(), sig)
+            code = 128 + sig
+        else:
+            code = os.WEXITSTATUS(status)
+    except BaseException:  # noqa: BLE001 - never fall back into the caller's loop
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        os._exit(code)
+
+
+def _keeper(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
+    """In a forked child of the serving parent: become the run's keeper."""
+    try:
+        os.setpgid(0, 0)
+        import signal
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in close:
+            os.close(fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    except BaseException:  # noqa: BLE001
+        os._exit(CRASH)
+    _keep(req, go_fd, lambda r_go: _child(req, r_go), sandboxed=bool(POLICY))
+
+
+# Judge modules every run imports only on first use (pytest reading a pyproject.toml,
+# pytest-xdist's hook specifications, Hypothesis's target optimiser): imported once here.
+_LAZY = ("tomllib", "tomli", "xdist.newhooks", "hypothesis.internal.conjecture.optimiser")
+
+
+def _warm_local_constants() -> None:
+    """Hypothesis draws examples from the constants of "local" (non-installed) modules,
+    and on its first draw looks at every module in ``sys.modules`` to find them (about
+    a third of a trivial run's CPU in a fresh child).  Every module here is the judge's:
+    decide for each which kind it is now, once, so a run only looks at the modules it
+    imports itself.  The judge's own files (this one, the sandbox) are never local:
+    under the gate, examples do not depend on ballot-guard's source.  A module that is
+    local (none, unless a path entry of the installation lies outside it) stays unseen,
+    so each run still reads its constants itself; nothing is read or written here."""
+    providers = sys.modules.get("hypothesis.internal.conjecture.providers")
+    constants = sys.modules.get("hypothesis.internal.constants_ast")
+    seen = getattr(providers, "_seen_modules", None)
+    is_local = getattr(constants, "is_local_module_file", None)
+    if not isinstance(seen, set) or not callable(is_local):
+        return  # another Hypothesis: each run does it all, as before
+    here = os.path.dirname(_REALPATH(__file__))
+    for mod in list(sys.modules.values()):
+        path = getattr(mod, "__file__", None)
+        try:
+            if path is None or (isinstance(path, str) and _under(_REALPATH(path), here)) \
+                    or not is_local(path):
+                seen.add(id(mod))
+        except Exception:  # noqa: BLE001 - left for the run to decide
+            pass
+
+
+def _preimport(template: bool = False) -> None:
+    """Import what every run imports, so each fork starts with it loaded (and, with
+    ``template``, take pytest's first step for the runs: ``_template``)."""
+    import importlib
+
+    try:
+        from _pytest.config import default_plugins
+        for name in default_plugins:
+            try:
+                importlib.import_module(f"_pytest.{name}")
+            except Exception:  # noqa: BLE001
+                pass
+    except Exception:  # noqa: BLE001
+        pass
+    for name in ("hypothesis", "hypothesis.core", "_hypothesis_pytestplugin"):
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: BLE001 - no Hypothesis in this environment
+            pass
+    _private_bytecode()
+    global _SNAPSHOT  # noqa: PLW0603 - the parent's one snapshot, taken at start
+    _SNAPSHOT = _Integrity.take()  # before any installed plugin, the project's own among them
+    names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline"]
+    try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
+        import importlib.metadata
+        for dist in importlib.metadata.distributions():
+            for ep in dist.entry_points:
+                if ep.group == "pytest11" and not os.environ.get(
+                        "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+                    names.append(ep.value.split(":")[0].strip())
+    except Exception:  # noqa: BLE001
+        pass
+    for name in names + list(_LAZY):
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: BLE001 - a plugin that fails here fails in the run too
+            pass
+    _warm_local_constants()
+    if template:
+        _template()
+    import gc
+    gc.collect()
+    if hasattr(gc, "freeze"):  # children skip the parent's objects when they collect
+        gc.freeze()
+
+
+def _status(status: int) -> dict[str, Any]:
+    if os.WIFSIGNALED(status):
+        return {"signal": os.WTERMSIG(status)}
+    return {"exit": os.WEXITSTATUS(status)}
+
+
+def serve(policy: str | None = None) -> int:
+    """Fork prepared children on "prepare", release them on "go", report their ends."""
+    import select
+    import signal
+
+    isolation = _enter_sandbox(policy)
+    private = os.dup(1)
+    os.dup2(2, 1)
+    out = os.fdopen(private, "w", buffering=1)
+
+    def reply(msg: dict[str, Any]) -> None:
+        out.write(json.dumps(msg) + "\n")
+        out.flush()
+
+    info = describe()
+    if info["ok"]:
+        info["idle"] = _can_idle()
+        _preimport(template=True)
+        _add_cwd()
+        try:
+            _libc()  # loaded once here, not in every keeper
+        except Exception:  # noqa: BLE001
+            pass
+        import threading
+        info["fork"] = hasattr(os, "fork") and threading.active_count() == 1
+    info["isolation"] = isolation
+    reply(info)
+    if not info["ok"] or not info["fork"]:
+        return 0
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    prepared: dict[str, tuple[int, int]] = {}   # id -> (pid, go pipe)
+    running: dict[int, str] = {}                # pid -> id
+    ended: dict[int, int] = {}                  # pid -> status, ended before "go"
+    buf = b""
+    open_ = True
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in running:
+                reply({"id": running.pop(pid), **_status(status)})
+            else:
+                ended[pid] = status
+
+    while open_ or running:
+        ready = select.select([wake_r] + ([0] if open_ else []), [], [])[0]
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        reap()
+        if 0 not in ready:
+            continue
+        data = os.read(0, 65536)
+        if not data:
+            open_ = False
+            for _pid, go in prepared.values():
+                os.close(go)  # a prepared child reads EOF and runs nothing
+            prepared.clear()
+            continue
+        buf += data
+        while b"\n" in buf:
+            line, _, buf = buf.partition(b"\n")
+            if not line.strip():
+                continue
+            msg = json.loads(line)
+            if msg["op"] == "prepare":
+                sys.stdout.flush()
+                sys.stderr.flush()
+                go_r, go_w = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # no descriptor of the parent's, nor another run's go pipe
+                    _keeper(msg["req"], go_r, [go_w, wake_r, wake_w, private,
+                                               *(g for _p, g in prepared.values())])
+                os.close(go_r)
+                try:
+                    os.setpgid(pid, pid)
+                except OSError:
+                    pass  # the child did it first, or already ended
+                prepared[msg["id"]] = (pid, go_w)
+                reply({"id": msg["id"], "prepared": pid})
+            elif msg["op"] == "go":
+                pid, go = prepared.pop(msg["id"])
+                try:
+                    os.write(go, b"g")
+                except OSError:
+                    pass  # it ended already; its status follows
+                os.close(go)
+                reply({"id": msg["id"], "started": pid})
+                if pid in ended:
+                    reply({"id": msg["id"], **_status(ended.pop(pid))})
+                else:
+                    running[pid] = msg["id"]
+            elif msg["op"] == "cancel":
+                pid, go = prepared.pop(msg["id"])
+                os.close(go)
+    while True:  # every keeper left: each ends what its run left before it exits
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    return 0
+
+
+def _once(req: dict[str, Any]) -> int:
+    if describe()["ok"]:
+        _preimport()
+    _add_cwd()
+    try:
+        return _run(req)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else CRASH
+
+
+def once(request: str) -> int:
+    """One run in a fresh process: under a keeper where the OS can fork."""
+    req = json.loads(request)
+    if not hasattr(os, "fork"):
+        return _once(req)
+
+    def start(_go: int) -> None:
+        code = CRASH
+        try:
+            os.setsid()
+            import signal
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            code = _once(req)
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+            _EXIT(code)
+
+    _keep(req, None, start)
+    return CRASH
+
+
+def _roots(argv: list[str]) -> tuple[str | None, str | None]:
+    """``--top DIR --tree DIR`` (the main checkout, the checkout under test)."""
+    got: dict[str, str] = {}
+    while len(argv) >= 2 and argv[0] in ("--top", "--tree"):
+        got[argv[0][2:]] = argv[1]
+        del argv[:2]
+    top = got.get("top") or os.getcwd()
+    return top, got.get("tree") or top
+
+
+if __name__ == "__main__":
+    _drop_own_dir()
+    argv = sys.argv[1:]
+    command = argv.pop(0) if argv else ""
+    _start(*_roots(argv))
+    if command == "serve" and len(argv) <= 1:  # the sandbox policy, if any
+        code = serve(argv[0] if argv else None)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _EXIT(code)  # no interpreter shutdown: the gate waits for this exit
+    if command == "once" and len(argv) == 1:
+        code = once(argv[0])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _EXIT(code)
+    if command == "describe" and not argv:
+        print(json.dumps(describe()))
+        raise SystemExit(0)
+    print("usage: forkserver.py serve|once REQUEST|describe [--top DIR --tree DIR]",
+          file=sys.stderr)
+    raise SystemExit(2)

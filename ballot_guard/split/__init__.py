@@ -1,0 +1,2 @@
+"""``ballot-guard split``: commit the oracle part of a mixed change alone.
+"""

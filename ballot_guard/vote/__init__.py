@@ -1,0 +1,3 @@
+"""The repeat gate: repeats, ballots, exit code, scorecard, freeze records,
+unfreeze, shards.
+"""

@@ -1,0 +1,95 @@
+"""The scorecard JSON and the JUnit XML: the written form of one gate's vote.
+
+The scorecard is written on every exit, 2 and 4 included, with what was
+known when the gate stopped.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from ballot_guard import __version__
+from ballot_guard.atomic import json_bytes, write_bytes
+from ballot_guard.timestamps import utc_now
+from ballot_guard.vote.ballot import Ballot
+
+SCHEMA = "ballot-guard/scorecard/1"
+
+
+@dataclass
+class Known:
+    """What the gate has learnt so far (filled in as it goes)."""
+
+    started_at: str = field(default_factory=utc_now)
+    commit: str | None = None
+    dirty: bool = False
+    digest: dict[str, Any] | None = None
+    seed: int | None = None
+    python: str | None = None
+    pytest: str | None = None
+    ballots: dict[str, Ballot] = field(default_factory=dict)
+    error: str | None = None
+    shard: dict[str, Any] | None = None  # gate --shard K/N: the shard and the whole assignment
+    isolation: dict[str, Any] | None = None
+
+
+def build(known: Known, exit_code: int) -> dict[str, Any]:
+    card: dict[str, Any] = {
+        "schema": SCHEMA, "version": __version__,
+        "started_at": known.started_at, "finished_at": utc_now(),
+        "commit": known.commit, "dirty": known.dirty, "digest": known.digest,
+        "seed": known.seed, "python": known.python, "pytest": known.pytest,
+        "isolation": known.isolation,
+        "properties": {name: b.to_json() for name, b in known.ballots.items()},
+        "exit": exit_code,
+    }
+    if known.shard is not None:
+        card["shard"] = known.shard
+    if known.error:
+        card["error"] = known.error
+    return card
+
+
+def write(path: str, card: dict[str, Any]) -> None:
+    write_bytes(path, json_bytes(json.dumps(card, indent=2, ensure_ascii=False) + "\n"))
+
+
+def junit(card: dict[str, Any]) -> str:
+    """One testsuite; one testcase per property, its runs inside."""
+    props: dict[str, Any] = card["properties"]
+    counts = {k: sum(1 for p in props.values() if p["ballot"] in v)
+              for k, v in (("failures", ("fail",)), ("errors", ("error",)),
+                           ("skipped", ("freeze", "frozen")))}
+    total = sum(r["seconds"] for p in props.values() for r in p["runs"])
+    suite = ET.Element("testsuite", name="ballot-guard", tests=str(len(props)),
+                       failures=str(counts["failures"]), errors=str(counts["errors"]),
+                       skipped=str(counts["skipped"]), time=f"{total:.3f}",
+                       timestamp=card["started_at"])
+    sp = ET.SubElement(suite, "properties")
+    for key in ("seed", "commit", "python", "pytest", "exit"):
+        ET.SubElement(sp, "property", name=key, value=str(card.get(key)))
+    for name, p in props.items():
+        seconds = sum(r["seconds"] for r in p["runs"])
+        case = ET.SubElement(suite, "testcase", classname="ballot_guard.gate", name=name,
+                             time=f"{seconds:.3f}")
+        outcomes = [r["outcome"] for r in p["runs"]]
+        summary = f"{p['ballot']}: {len(outcomes)} of {p['repeats']} runs: " + \
+            (", ".join(outcomes) or "not run")
+        if p["ballot"] == "fail":
+            ET.SubElement(case, "failure", message=summary, type="stable-failure")
+        elif p["ballot"] == "error":
+            ET.SubElement(case, "error", message=summary, type="runner-error")
+        elif p["ballot"] in ("freeze", "frozen"):
+            ET.SubElement(case, "skipped", message=f"{summary} (abstains until repaired)")
+        cp = ET.SubElement(case, "properties")
+        for i, r in enumerate(p["runs"], 1):
+            ET.SubElement(cp, "property", name=f"run {i}",
+                          value=f"{r['outcome']} exit={r['exit']} {r['seconds']}s "
+                                f"passed={r['passed']} failed={r['failed']}")
+        out = ET.SubElement(case, "system-out")
+        out.text = summary + f" (seed {card.get('seed')})"
+    ET.indent(suite)
+    body = ET.tostring(suite, encoding="unicode")
+    return f'<?xml version="1.0" encoding="utf-8"?>\n{body}\n'
