@@ -86,8 +86,8 @@ def _amended_base(root: str) -> str | None:
 
 def _staged_pin(root: str, verdict: Verdict) -> int:
     """The digest of the staged fixtures when the fixtures or the pin are staged: 0 or 2."""
-    # lazy: the pin check (the digest stage, about 35 ms of imports) only
-    # when the fixtures or the pin are staged
+    # lazy: judge content - the pin check (the digest stage, about 35 ms of
+    # imports) only when the fixtures or the pin are staged
     from ballot_guard.digest.pin import check_snapshot
 
     index = git.Snapshot(root)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ballot_guard import freeze
 from ballot_guard.errors import CannotJudge
 from ballot_guard.scope.verdict import Reason
 
@@ -37,6 +36,10 @@ def freeze_history_kept(ctx: ScopeContext) -> list[Reason]:
     path = ctx.config.freeze_file
     if path not in ctx.oracle:  # the freeze file is oracle: no need to walk every path
         return []
+    # lazy: judge content - the freeze file's reader (about 20 ms of imports) only
+    # when the freeze file is in the change
+    from ballot_guard import freeze
+
 
     try:
         old = freeze.parse(ctx.old.read(path), f"{path} (base)")

@@ -332,7 +332,7 @@ def _unjudged_brought_in(root: str, merge: str, first_parent: str | None) -> lis
 def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
                 environ: Mapping[str, str] | None = None) -> Verdict:
     """A unified diff, judged as if applied to HEAD (applied only when a rule needs content)."""
-    # lazy: the patch reader (about 40 ms of imports) only when a patch file is judged
+    # lazy: code reader - the patch reader (about 40 ms of imports) only when a patch is judged
     from ballot_guard.change import from_patch as patch
 
     p0: list[str] = []

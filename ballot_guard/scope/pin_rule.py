@@ -77,8 +77,8 @@ def fixtures_repinned(ctx: ScopeContext) -> list[Reason]:
             f"the same change; run `ballot-guard digest --pin` and commit {pin_file} with "
             "the fixtures")))
     elif repinned:
-        # lazy: the pin check (the digest stage, about 35 ms of imports) only
-        # when the fixtures or the pin are staged
+        # lazy: judge content - the pin check (the digest stage, about 35 ms of
+        # imports) only when the fixtures or the pin are staged
         from ballot_guard.digest.pin import check_snapshot
 
         check = check_snapshot(ctx.new(), ctx.config)

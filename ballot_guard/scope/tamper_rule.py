@@ -22,9 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ballot_guard import git
 from ballot_guard.change import identity
-from ballot_guard.digest.checkout import LARGE, object_id, worktree_bytes
 from ballot_guard.output import warn
-from ballot_guard.scope.tamper import findings, scan_lines
 from ballot_guard.scope.verdict import Reason
 
 if TYPE_CHECKING:
@@ -81,6 +79,10 @@ def _suspects(ctx: ScopeContext, paths: list[str]) -> set[str]:
     cost.  The others (and every file of a commit) go to ``git grep``."""
     if ctx.change.source == "commit" or len(paths) <= _FROM_CHECKOUT:
         return _grep(ctx, paths)
+    # lazy: code reader - the checkout reader (the digest stage) only for more
+    # than _FROM_CHECKOUT new files
+    from ballot_guard.digest.checkout import LARGE, object_id, worktree_bytes
+
     staged = _staged_ids(ctx.root)
     base = os.fsencode(ctx.root)
     found: set[str] = set()
@@ -206,8 +208,12 @@ def find(ctx: ScopeContext, patch: bytes | None = None) -> list[Located]:
         if not read:  # the unchanged lines: every changed file is read
             return []
         text = _diff(ctx, sorted(read))
+    # lazy: code reader - unidiff and the analysis (ast, inspect: about 30 ms of imports) only
+    # when a first scan could not clear the added lines
     from unidiff.errors import UnidiffParseError
     from unidiff.patch import PatchSet
+
+    from ballot_guard.scope.tamper import findings, scan_lines
 
 
     try:
