@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from ballot_guard.config import Config, ConfigError, load_at, parse_pyproject
-from tests.helpers import Repo
+from testing.helpers import Repo
 
 
 def test_no_file_and_no_table_give_the_seed_layout() -> None:

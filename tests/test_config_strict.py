@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from ballot_guard.config import Config, ConfigError, near_miss, parse_pyproject
-from tests.helpers import Repo, run_cli
-from tests.scope_support import adopt
+from testing.helpers import Repo, run_cli
+from testing.scope_support import adopt
 
 
 def _refused(body: str) -> str:

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from ballot_guard import freeze
 from ballot_guard.errors import CannotJudge
-from tests.gate_support import FAIL, PASS, _shared_pycache, flip, make_project, project, read_json
-from tests.helpers import Repo, run_cli
+from testing.gate_support import FAIL, PASS, _shared_pycache, flip, make_project, project, read_json
+from testing.helpers import Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]
 

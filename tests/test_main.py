@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import run_bg, run_cli
+from testing.helpers import run_bg, run_cli
 
 
 def test_help_is_zero(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, init_repo
+from testing.helpers import Repo, init_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,0 +1,1 @@
+"""Tests of ballot_guard.adopt: init and doctor."""

@@ -1,0 +1,350 @@
+"""Reading a unified diff from its headers: every path git would touch, and nothing escapes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from ballot_guard.change.from_git import FileChange
+from ballot_guard.change.from_patch import PatchError, files, scan, unquote
+from ballot_guard.errors import CannotJudge
+from testing.helpers import Repo
+from testing.scope_support import adopt, scope_json
+from testing.scope_support import scope as run_scope
+
+
+def _scan(text: str | bytes) -> list[FileChange]:
+    return scan(text.encode() if isinstance(text, str) else text)
+
+
+def test_git_rename_copy_mode_and_new_delete_headers() -> None:
+    diff = (
+        "diff --git a/src/a.py b/properties/test_a.py\n"
+        "similarity index 100%\nrename from src/a.py\nrename to properties/test_a.py\n"
+        "diff --git a/x b/y\nsimilarity index 90%\ncopy from x\ncopy to y\n"
+        "--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n"
+        "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
+        "diff --git a/new.txt b/new.txt\nnew file mode 100644\nindex 0000000..e69de29\n"
+        "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\nindex e69de29..0000000\n"
+        "diff --git a/link b/link\nold mode 100644\nnew mode 120000\n"
+    )
+    assert _scan(diff) == [
+        FileChange("R", "properties/test_a.py", "src/a.py"),
+        FileChange("C", "y", "x"),
+        FileChange("M", "run.sh", None, "100644", "100755"),
+        FileChange("A", "new.txt", None, None, "100644"),
+        FileChange("D", "gone.txt", None, "100644", None),
+        FileChange("T", "link", None, "100644", "120000"),
+    ]
+
+
+def test_dev_null_sides_make_adds_and_deletes() -> None:
+    diff = ("--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1 @@\n+x\n"
+            "--- a/removed.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n")
+    assert _scan(diff) == [FileChange("A", "added.txt"), FileChange("D", "removed.txt")]
+
+
+def test_quoted_paths_are_unquoted_to_raw_bytes() -> None:
+    diff = ('diff --git "a/caf\\303\\251 menu.txt" "b/caf\\303\\251 menu.txt"\n'
+            "old mode 100644\nnew mode 100755\n"
+            'diff --git a/plain "b/with\\ttab"\nsimilarity index 100%\n'
+            'rename from plain\nrename to "with\\ttab"\n')
+    got = _scan(diff)
+    assert [f.path for f in got] == ["café menu.txt", "with\ttab"]
+    assert got[1].old_path == "plain"
+    assert unquote(b'"a\\"b\\\\c\\n" rest') == (b'a"b\\c\n', b" rest")
+    with pytest.raises(PatchError):
+        unquote(b'"unterminated')
+    with pytest.raises(PatchError):
+        unquote(b'"bad \\q escape"')
+
+
+def test_unquoted_names_with_spaces_split_where_both_agree() -> None:
+    diff = "diff --git a/my file.txt b/my file.txt\nold mode 100644\nnew mode 100755\n"
+    assert [f.path for f in _scan(diff)] == ["my file.txt"]
+
+
+def test_plain_diff_u_without_git_headers() -> None:
+    diff = ("--- old/src/app.py\t2026-01-01 00:00:00.000000000 +0000\n"
+            "+++ new/src/app.py\t2026-01-01 00:00:01.000000000 +0000\n"
+            "@@ -1,2 +1,2 @@\n context\n-a\n+b\n")
+    assert _scan(diff) == [FileChange("M", "src/app.py")]
+
+
+def test_traditional_diff_naming_two_files_counts_both() -> None:
+    diff = "--- a/src/app.py\n+++ b/properties/test_x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    assert {f.path for f in _scan(diff)} == {"src/app.py", "properties/test_x.py"}
+
+
+def test_hunk_bodies_are_skipped_by_their_counts() -> None:
+    """A removed line '-- x' and an added '++ y' are content, not headers."""
+    diff = ("diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n"
+            "@@ -1,3 +1,3 @@\n"
+            "--- a/properties/test_x.py\n"
+            "+++ b/properties/test_x.py\n"
+            " rename from properties/y\n"
+            "\\ No newline at end of file\n"
+            "-diff --git a/fixtures/z b/fixtures/z\n")
+    # The hunk claims 3 old lines: '---', ' rename', '-diff' and 2... see counts below.
+    with pytest.raises(PatchError):
+        _scan(diff)  # 3 old + 3 new announced, only 2 new given: malformed
+    ok = ("diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n"
+          "@@ -1,2 +1,2 @@\n"
+          "--- a/properties/test_x.py\n"
+          "+++ b/properties/test_x.py\n"
+          " rename from properties/y\n")
+    assert [f.path for f in _scan(ok)] == ["notes.txt"]
+
+
+def test_inconsistent_git_header_names_all_count() -> None:
+    diff = ("diff --git a/src/app.py b/src/app.py\n--- a/properties/test_x.py\n"
+            "+++ b/properties/test_x.py\n@@ -1 +1 @@\n-a\n+b\n")
+    assert {f.path for f in _scan(diff)} == {"src/app.py", "properties/test_x.py"}
+
+
+def test_crlf_patch_headers() -> None:
+    diff = "--- a/src/app.py\r\n+++ b/src/app.py\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n"
+    assert _scan(diff) == [FileChange("M", "src/app.py")]
+
+
+@pytest.mark.parametrize("diff, why", [
+    ("--- a/src/../../x\n+++ b/src/../../x\n@@ -0,0 +1 @@\n+x\n", "escapes"),
+    ("--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+b\n", "absolute"),
+    ("diff --git a//etc/passwd b//etc/passwd\nold mode 100644\nnew mode 100755\n", "absolute"),
+    ("diff --git a/x b/x\nrename from ../outside\nrename to x\n", "escapes"),
+    ("diff --git a/x b/x\nrename from /abs\nrename to x\n", "absolute"),
+    (("diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nold mode 100644\n"
+      "new mode 100755\n"), "invalid"),
+    ("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n", "ends early"),
+    ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n", ""),  # trailing +c: garbage for us
+    ("@@ -1 +1 @@\n-a\n+b\n", "without a file header"),
+    ("--- a/x\n+++ b/x\n@@ -1 +1 @\n-a\n+b\n", "malformed hunk header"),
+    ("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n?c\n", "malformed hunk"),
+    ("--- /dev/null\n+++ /dev/null\n@@ -0,0 +0,0 @@\n", "/dev/null on both"),
+])
+def test_malformed_or_escaping_patches_cannot_be_judged(diff: str, why: str) -> None:
+    if not why:
+        assert _scan(diff) == [FileChange("M", "x")]
+        return
+    with pytest.raises(PatchError, match=why):
+        _scan(diff)
+
+
+def test_patch_errors_are_exit_4_naming_the_problem(repo: Repo, tmp_path: Path) -> None:
+    adopt(repo)
+    cases = {
+        "escape.diff": ("--- a/src/../../x\n+++ b/src/../../x\n@@ -0,0 +1 @@\n+x\n", "escapes"),
+        "garbage.diff": ("this is not a diff\n", "no diff"),
+        "short.diff": ("--- a/src/app.py\n+++ b/src/app.py\n@@ -1,5 +1,5 @@\n-x\n", "ends early"),
+    }
+    for name, (text, why) in cases.items():
+        f = tmp_path / name
+        f.write_text(text)
+        res = run_scope(repo, "--patch", str(f))
+        assert res.code == 4, name
+        assert res.err.startswith("ballot-guard: error: ") and why in res.err, res.err
+        assert "Traceback" not in res.err
+
+
+def test_git_parser_failure_is_reported_with_its_reason(repo: Repo, tmp_path: Path) -> None:
+    """A git header git itself cannot read: our scan would accept it, git's does not."""
+    adopt(repo)
+    f = tmp_path / "bad.diff"
+    f.write_text("diff --git a/x b/x\nnew file mode 100644\nGIT binary patch\nliteral 5\n"
+                 "zzzz\n\n")
+    res = run_scope(repo, "--patch", str(f))
+    assert res.code == 4 and "malformed patch" in res.err
+
+
+def test_union_with_gits_own_reading(repo: Repo) -> None:
+    """Whatever git's parser names is classified, even a name our scan reads differently."""
+    adopt(repo)
+    from ballot_guard.change.from_patch import numstat
+
+    # a traditional name with no slash: ``-p1`` keeps it whole; the ``-p0`` reading of the
+    # other side names the property
+    data = b"--- x\n+++ properties/test_y.py\n@@ -0,0 +1 @@\n+x\n"
+    p0: list[str] = []
+    names = {f.path for f in files(str(repo.path), data, p0)}
+    assert set(numstat(str(repo.path), data)) == {"test_y.py"}
+    assert names == {"test_y.py", "x"} and p0 == ["x", "properties/test_y.py"]
+    assert files(str(repo.path), b"") == () and files(str(repo.path), b"\n \n") == ()
+
+
+def test_blank_lines_and_preamble_of_format_patch_are_ignored(repo: Repo) -> None:
+    adopt(repo)
+    repo.write("src/app.py", "RETRIES = 4\n")
+    sha = repo.commit_all("behaviour\n\n--- not a header, prose\n")
+    mail = repo.git("format-patch", "-1", "--stdout", sha)
+    assert [f.path for f in files(str(repo.path), mail.encode())] == ["src/app.py"]
+
+
+# --- Hypothesis: names git writes are read back exactly --------------------------------------
+
+_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="/\0")
+_SEGMENT = st.text(_CHARS, min_size=1, max_size=8).filter(
+    lambda s: s not in (".", "..") and s.strip() == s and not s.startswith("-"))
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(st.lists(_SEGMENT, min_size=1, max_size=3).map("/".join),
+                      min_size=1, max_size=4, unique_by=lambda s: s.casefold()))
+def test_scan_reads_back_every_name_git_writes(tmp_path_factory: pytest.TempPathFactory,
+                                               names: list[str]) -> None:
+    from testing.helpers import init_repo
+
+    repo = init_repo(tmp_path_factory.mktemp("h"))
+    (repo.path / "seed").write_text("x")
+    repo.commit_all("seed")
+    wrote = []
+    for i, name in enumerate(names):
+        if name.casefold().startswith(".git") or any(
+                other != name and (other.startswith(name + "/") or name.startswith(other + "/"))
+                for other in names):
+            continue
+        try:
+            repo.write(name, f"{i}\n")
+        except OSError:  # a name this filesystem refuses (too long): not a case to check
+            continue
+        wrote.append(name)
+    assume(wrote)
+    repo.stage()
+    diff = repo.git("diff", "--cached", "--binary").encode("utf-8", "surrogateescape")
+    staged = set(repo.git("diff", "--cached", "--name-only", "-z").split("\0")) - {""}
+    import unicodedata
+    got = {f.path for f in files(str(repo.path), diff)}
+    norm = {unicodedata.normalize("NFC", p) for p in got}
+    assert {unicodedata.normalize("NFC", p) for p in staged} <= norm
+    with pytest.raises(CannotJudge):
+        files(str(repo.path), diff + b"--- a/../up\n+++ b/../up\n@@ -0,0 +1 @@\n+x\n")
+
+
+def test_patch_scope_json_for_a_plain_diff(repo: Repo, tmp_path: Path) -> None:
+    adopt(repo)
+    (tmp_path / "old").mkdir()
+    f = tmp_path / "plain.diff"
+    f.write_text("--- a/src/app.py\t2026-01-01\n+++ b/src/app.py\t2026-01-01\n"
+                 "@@ -1 +1 @@\n-RETRIES = 3\n+RETRIES = 4\n")
+    assert scope_json(repo, "--patch", str(f)) == (0, {
+        "verdict": "ok", "oracle": [], "behavior": ["src/app.py"], "neutral": [], "reasons": []})
+
+
+# --- the bulk reading of git sections equals the line-by-line reading -------------------------
+
+def _slow(data: bytes) -> list[FileChange]:
+    from ballot_guard.change.patch_lines import record_changes, scan_lines
+
+    return [c for r in scan_lines(data) for c in record_changes(r)]
+
+
+_BODY = st.lists(st.sampled_from([" ctx", "-old", "+new", "", "--- a/properties/x",
+                                  "+++ b/properties/x", "-- ../../up", "\\ No newline at end of file"]),
+                 max_size=6)
+
+
+# Header blocks of one section, by shape: (extended lines, --- name, +++ name); NAME is
+# the file.  Those of the common shapes are read without the section reading.
+_SHAPES = {
+    "modified": ("index 1111111..2222222 100644\n", "a/NAME", "b/NAME"),
+    "executable": ("index 1111111..2222222 100755\n", "a/NAME", "b/NAME"),
+    "new": ("new file mode 100644\nindex 0000000..2222222\n", "/dev/null", "b/NAME"),
+    "deleted": ("deleted file mode 100755\nindex 1111111..0000000\n", "a/NAME", "/dev/null"),
+    "mode change": ("old mode 100644\nnew mode 100755\nindex 1111111..2222222\n",
+                    "a/NAME", "b/NAME"),
+    "no mode": ("index 1111111..2222222\n", "a/NAME", "b/NAME"),
+    "odd mode": ("index 1111111..2222222 1x0644\n", "a/NAME", "b/NAME"),
+    "new, wrong side": ("new file mode 100644\nindex 0000000..2222222\n", "a/NAME", "b/NAME"),
+    "other name": ("index 1111111..2222222 100644\n", "a/NAME", "b/properties/other"),
+    "no header": ("", "a/NAME", "b/NAME"),
+    "binary": ("index 1111111..2222222 100644\n", None, None),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(files=st.lists(st.tuples(st.sampled_from(["src/a.py", "properties/t.py", "b c.txt"]),
+                                st.sampled_from(sorted(_SHAPES)),
+                                st.lists(_BODY, max_size=3)), min_size=1, max_size=4),
+       extra=st.sampled_from(["", "--- a/properties/late\n+++ b/properties/late\n",
+                              "rename from properties/old\n", "garbage\n"]))
+def test_bulk_reading_equals_line_reading(files: list[tuple[str, str, list[list[str]]]],
+                                          extra: str) -> None:
+    """Sections whose hunks add up are read in bulk; all others line by line; same result."""
+    out = []
+    for name, shape, hunks in files:
+        ext, minus, plus = _SHAPES[shape]
+        out.append(f"diff --git a/{name} b/{name}\n{ext}")
+        if minus is None:
+            out.append(f"Binary files a/{name} and b/{name} differ\n")
+            continue
+        out.append(f"--- {minus.replace('NAME', name)}\n+++ {plus.replace('NAME', name)}\n")
+        for body in hunks:
+            old = sum(1 for b in body if b[:1] in (" ", "-", ""))
+            new = sum(1 for b in body if b[:1] in (" ", "+", ""))
+            out.append(f"@@ -1,{old} +1,{new} @@\n" + "".join(f"{b}\n" for b in body))
+        out.append(extra)
+    data = "".join(out).encode()
+    try:
+        slow = _slow(data)
+    except PatchError:
+        with pytest.raises(PatchError):
+            scan(data)
+        return
+    assert scan(data) == slow
+
+
+def test_a_traditional_header_after_git_hunks_is_read() -> None:
+    diff = ("diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n"
+            "@@ -1 +1 @@\n-a\n+b\n"
+            "--- a/properties/t.py\n+++ b/properties/t.py\n@@ -1 +1 @@\n-a\n+b\n")
+    assert {f.path for f in _scan(diff)} == {"src/a.py", "properties/t.py"}
+
+
+def test_bulk_reading_of_a_real_git_diff_equals_line_reading(repo: Repo) -> None:
+    from ballot_guard.change import patch_bulk as gitdiff
+
+    adopt(repo)
+    repo.write("src/new.py", "x\n\ny\n")  # an empty context line inside a later hunk
+    repo.write("src/app.py", "RETRIES = 4\n")
+    repo.git("rm", "-q", "README.md")
+    repo.git("update-index", "--chmod=+x", "properties/test_retry.py")
+    repo.git("mv", "fixtures/cases.json", "fixtures/moved.json")
+    repo.stage()
+    data = repo.git("diff", "--cached", "-M").encode()
+    bulk = gitdiff.read(data)
+    assert bulk is not None and bulk == _slow(data)
+    assert {f.status for f in bulk} == {"A", "M", "D", "R"}
+    edited = repo.git("diff", "--cached", "--", "src/app.py").encode()
+    assert gitdiff.read(edited + b"trailing garbage\n") is None  # read line by line instead
+    assert gitdiff.read(edited.replace(b"@@ -1 +1 @@", b"@@ -1,2 +1 @@")) is None
+
+
+_LINE = st.one_of(
+    st.sampled_from([
+        "diff --git a/x b/x", "diff --git a/x b/y", 'diff --git "a/q\\"x" b/q', "diff --git",
+        "--- a/x", "+++ b/x", "--- /dev/null", "+++ /dev/null", "--- ", "+++ ",
+        "@@ -1 +1 @@", "@@ -0,0 +1,2 @@", "@@ -1,2 +0,0 @@", "@@ -x +y @@", "@@",
+        "rename from a", "rename to b", "copy from c", "copy to d", 'rename from "bad\\q"',
+        "old mode 100644", "new mode 100755", "new file mode 100644", "deleted file mode 100644",
+        "index 1111111..2222222 100644", "index", "Binary files a/x and b/x differ",
+        "GIT binary patch", "literal 3", "zzzz", "", " ctx", "-old", "+new", "\\ No newline",
+        "similarity index 90%", "--- a/../../up", "+++ /etc/x", "\r", "garbage",
+    ]),
+    st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)),
+            max_size=12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_LINE, max_size=14), crlf=st.booleans())
+def test_any_input_is_read_or_refused_cleanly(lines: list[str], crlf: bool) -> None:
+    """Whatever the bytes, the scan returns files or raises CannotJudge: never a crash."""
+    data = ("\r\n" if crlf else "\n").join(lines).encode("utf-8", "surrogateescape")
+    try:
+        got = scan(data)
+    except CannotJudge:
+        return
+    for f in got:
+        assert f.path and not f.path.startswith("/") and not f.path.startswith("../")
+        assert f.old_path is None or not f.old_path.startswith(("/", "../"))

@@ -1,0 +1,1 @@
+"""Tests of ballot_guard.demo: the demo."""

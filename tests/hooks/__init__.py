@@ -1,0 +1,1 @@
+"""Tests of ballot_guard.hooks: the hooks: pre-commit framework, plain hooks, pre-push, install, hints."""

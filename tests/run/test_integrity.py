@@ -1,0 +1,153 @@
+"""Run integrity: behaviour code that forges a run's outcome or changes the oracle's
+meaning in-process (the judge's functions, Hypothesis's profile and strategies,
+``builtins``, pytest's plugin manager) makes the run an ``error`` naming what changed.
+
+Each attack is a few lines in the package under test (``src/billing/__init__.py``),
+imported by an honest property; the honest code fails, so a pass would be forged.
+"""
+from __future__ import annotations
+
+import pytest
+
+from testing.gate_support import _shared_pycache, make_project, project, scorecard
+from testing.helpers import Repo, run_cli
+
+__all__ = ["_shared_pycache", "project"]
+
+HEAD = ("import sys, pathlib\n"
+        "sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / 'src'))\n"
+        "import billing\n")
+# one test that passes and one that fails: the run must never vote pass
+TWO = HEAD + ("def test_fine():\n    assert billing.max_attempts() > 0\n"
+              "def test_retry_cap():\n    assert billing.max_attempts() == 3\n")
+SORTS = HEAD + ("def test_sorted_like_the_reference():\n"
+                "    xs = [3, 1, 2]\n"
+                "    assert billing.arrange(xs) == sorted(xs)\n")
+LISTS = HEAD + ("from hypothesis import given, strategies as st\n"
+                "@given(st.lists(st.integers()))\n"
+                "def test_no_duplicates(xs):\n"
+                "    assert billing.dedupe(xs) == sorted(set(xs))\n")
+BUGGY = "def max_attempts():\n    return 4\n"
+# returns xs unchanged: wrong as soon as the input is not sorted
+ARRANGE = "def arrange(xs):\n    return list(xs)\n"
+# forgets to remove duplicates: wrong for any list with one repeated value
+DEDUPE = "def dedupe(xs):\n    return sorted(xs)\n"
+
+# attack: (property, behaviour code, the name the error must give)
+ATTACKS = {
+    "os._exit replaced": (TWO, "import os\n_real = os._exit\n"
+                               "os._exit = lambda code: _real(0)\n" + BUGGY, "os._exit"),
+    "json.dumps replaced": (TWO, "import json\n_real = json.dumps\n"
+                                 "def _forged(data, *a, **k):\n"
+                                 "    if isinstance(data, dict) and 'passed' in data:\n"
+                                 "        data = dict(data, passed=2, failed=0, errors=0)\n"
+                                 "    return _real(data, *a, **k)\n"
+                                 "json.dumps = _forged\n" + BUGGY, "json.dumps"),
+    "Function._getobj replaced": (TWO, "import _pytest.python\n"
+                                       "_pytest.python.Function._getobj = "
+                                       "lambda self: (lambda *a, **k: None)\n" + BUGGY,
+                                  "_pytest.python.Function._getobj"),
+    "builtins.sorted replaced": (SORTS, "import builtins\n"
+                                        "builtins.sorted = lambda xs, **k: list(xs)\n" + ARRANGE,
+                                 "builtins.sorted"),
+    "strategies.lists wrapped": (LISTS, "import hypothesis.strategies as st\n"
+                                        "_lists = st.lists\n"
+                                        "st.lists = lambda e, **k: _lists(e, max_size=1, **k)\n"
+                                        + DEDUPE, "hypothesis.strategies.lists"),
+    "profile with max_examples=1": (LISTS, "from hypothesis import settings\n"
+                                           "settings.register_profile('quick', max_examples=1)\n"
+                                           "settings.load_profile('quick')\n" + DEDUPE,
+                                    "hypothesis._settings.settings._current_profile"),
+    "active profile re-registered": (LISTS, "from hypothesis import settings\n"
+                                            "name = settings.get_current_profile_name()\n"
+                                            "settings.register_profile(name, max_examples=1)\n"
+                                            + DEDUPE, "hypothesis settings profiles"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_behaviour_code_that_changes_the_judge_is_an_error_naming_it(project: Repo,
+                                                                     attack: str) -> None:
+    prop, code, name = ATTACKS[attack]
+    project.write("src/billing/__init__.py", BUGGY + ARRANGE + DEDUPE)
+    make_project(project, {"retry": prop})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 1, res.out + res.err  # the honest code fails: the oracle bites
+    project.write("src/billing/__init__.py", code)
+    project.commit_all(f"behaviour: {attack}")
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    card = scorecard(project)["properties"]["retry"]
+    assert card["ballot"] == "error"
+    assert [r["outcome"] for r in card["runs"]] == ["error", "error"]
+    assert "replaced the test machinery" in res.out and name in res.out, res.out
+
+
+def test_a_failing_test_beside_a_passing_one_never_votes_pass(project: Repo) -> None:
+    """pytest's own counts decide: one failure among passes is a failing run."""
+    project.write("src/billing/__init__.py", BUGGY)
+    make_project(project, {"retry": TWO})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 1, res.out + res.err
+    runs = scorecard(project)["properties"]["retry"]["runs"]
+    assert [(r["outcome"], r["passed"], r["failed"]) for r in runs] == [("fail", 1, 1)] * 2
+
+
+# The fork server freezes its objects (gc.freeze), pytest's plugin manager among them,
+# which hides them from gc.get_objects(); an attack unfreezes them first.
+GC_PLUGIN = (
+    "import gc\n"
+    "gc.unfreeze()\n"
+    "class _Quiet:\n"
+    "    def pytest_runtest_makereport(self, item, call):\n"
+    "        pass\n"
+    "    def pytest_runtest_logreport(self, report):\n"
+    "        report.outcome, report.longrepr = 'passed', None\n"
+    "_Quiet.__module__ = '_pytest.runner'\n"
+    "for obj in gc.get_objects():\n"
+    "    if type(obj).__name__ == 'PytestPluginManager':\n"
+    "        obj.register(_Quiet(), 'runner-extra')\n"
+    + BUGGY)
+
+
+def test_a_plugin_registered_through_the_garbage_collector_is_caught(project: Repo) -> None:
+    """Its class claims to be pytest's own module; where its code really is decides."""
+    project.write("src/billing/__init__.py", BUGGY)
+    make_project(project, {"retry": TWO})
+    project.write("src/billing/__init__.py", GC_PLUGIN)
+    project.commit_all("behaviour: a plugin through gc")
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "a pytest plugin was registered during the run (runner-extra" in res.out, res.out
+    assert "src/billing/__init__.py" in res.out
+
+
+def test_a_hook_implementation_added_behind_the_managers_back_is_caught(project: Repo) -> None:
+    sneak = ("import gc\n"
+             "gc.unfreeze()\n"
+             "def _passed(report):\n"
+             "    report.outcome = 'passed'\n"
+             "for obj in gc.get_objects():\n"
+             "    if type(obj).__name__ == 'HookCaller' and obj.name == "
+             "'pytest_runtest_logreport':\n"
+             "        impl = obj.get_hookimpls()[0]\n"
+             "        impl.function = _passed\n" + BUGGY)
+    project.write("src/billing/__init__.py", BUGGY)
+    make_project(project, {"retry": TWO})
+    project.write("src/billing/__init__.py", sneak)
+    project.commit_all("behaviour: a hook swapped")
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "the implementations of hook pytest_runtest_logreport" in res.out, res.out
+
+
+def test_a_profile_the_oracle_loads_in_its_conftest_is_its_own_choice(project: Repo) -> None:
+    """A conftest (oracle) may set Hypothesis up: only changes during the run count."""
+    project.write("src/billing/__init__.py", "def dedupe(xs):\n    return sorted(set(xs))\n")
+    project.write("properties/conftest.py",
+                  "from hypothesis import settings\n"
+                  "settings.register_profile('ci', max_examples=20)\n"
+                  "settings.load_profile('ci')\n")
+    make_project(project, {"retry": LISTS})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
