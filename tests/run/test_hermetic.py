@@ -107,7 +107,7 @@ def test_the_environment_cannot_lead_the_runner_into_the_checkout(
 
 FORGE = """\
 import importlib._bootstrap_external as ext, importlib.util, pathlib, sys
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 TARGET = ROOT / 'src' / 'limits.py'
 def forge():
     source = TARGET.read_bytes()
