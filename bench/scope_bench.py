@@ -27,6 +27,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 BG = [sys.executable, "-m", "ballot_guard"]
+# Bytecode is written and read as on a user's machine: with PYTHONDONTWRITEBYTECODE set (as
+# on some CI machines) an editable install would compile every module on every run.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def git(cwd: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -36,7 +39,7 @@ def git(cwd: Path, *args: str, input: bytes | None = None) -> bytes:
 
 def run_once(cmd: Sequence[str], cwd: Path) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    proc = subprocess.run(cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           check=False)
     elapsed = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
@@ -172,7 +175,7 @@ def hook_pre_commit(tmp: Path, runs: int) -> None:
     for i in range(runs + 1):
         for key, cmd in cmds.items():
             t0 = time.perf_counter()
-            proc = subprocess.run(cmd, cwd=repo, stdout=subprocess.DEVNULL,
+            proc = subprocess.run(cmd, cwd=repo, env=ENV, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, check=False)
             if proc.returncode != 0:
                 raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: "
