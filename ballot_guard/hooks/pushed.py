@@ -187,7 +187,8 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
                      f"{len(blocked)} commit(s) blocked by " +
                      ", ".join(f"rule {n} ({rule_name(n)})" for n in rules) +
                      "; the gate did not run",
-                     " / ".join(NEXT_COMMIT.get(n, NEXT[n]) for n in rules))
+                     " / ".join(NEXT_COMMIT.get(n) or NEXT.get(n, "see `ballot-guard scope`")
+                                for n in rules))
     # 6. the gate on a clean worktree of every tip
 
     for tip in j.tips:

@@ -15,10 +15,11 @@ RULES = {
     2: "an agent change touches the oracle",
     3: "fixtures changed without a matching re-pin",
     4: "the freeze file lost a name or history",
+    5: "an agent change reaches into the judge at run time",
 }
 
 # exit code each rule stands for in the combined commands (hook, ci)
-RULE_EXIT = {1: 1, 2: 1, 3: 2, 4: 1}
+RULE_EXIT = {1: 1, 2: 1, 3: 2, 4: 1, 5: 1}
 
 NEXT: dict[int | str, str] = {
     1: "split it: `ballot-guard split` commits the oracle part alone (review it), "
@@ -29,6 +30,10 @@ NEXT: dict[int | str, str] = {
        "fixtures together with the digest file (and nothing else)",
     4: "restore the freeze file's names and history; a name leaves it only through "
        "`ballot-guard unfreeze NAME` after stable passing runs",
+    5: "take out the added lines named above (behaviour code may not assign to the test "
+       "machinery, walk frames or the garbage collector, read /proc, load a Hypothesis "
+       "profile or write start-up files); a change the code really needs is made by a "
+       "human, in a reviewed commit",
     "drift": "restore the fixtures to the pinned bytes (`ballot-guard digest --check` "
              "names what moved), or re-pin in a reviewed commit with "
              "`ballot-guard digest --pin`",

@@ -227,3 +227,44 @@ def test_many_plain_new_files_pass(project: Repo) -> None:
     project.stage()
     code, doc, _ = _scope(project, "--agent")
     assert code == 0 and doc["reasons"] == []
+
+
+@pytest.fixture
+def pinned(tmp_path: Path) -> Repo:
+    """An adopted project with a real pin, so ci and pre-push get as far as scope."""
+    from testing.helpers import adopted_repo
+
+    return adopted_repo(tmp_path / "pinned", {
+        "pyproject.toml": AGENTS, "properties/test_retry.py": "def test_retry():\n    pass\n",
+        "fixtures/cases.json": "[1, 2, 3]\n", "src/app.py": "VALUE = 1\n"},
+        pin_with="cli", author="Human <h@example.com>")
+
+
+def test_ci_blocks_an_agent_commit_with_exit_1_and_says_what_next(pinned: Repo) -> None:
+    base = pinned.head()
+    pinned.write("src/app.py", TAMPER)
+    pinned.commit_all("tamper", author=BOT)
+    res = run_cli(["ci", "--base", base], pinned.path)
+    assert res.code == 1, res.out + res.err
+    out = res.out + res.err
+    assert "internal error" not in out
+    assert "rule 5 (an agent change reaches into the judge at run time) -> exit 1" in out
+    assert "blocked by rule 5 (an agent change reaches into the judge at run time); the gate " \
+        "did not run" in out
+    assert "next: take out the added lines named above" in out
+
+
+def test_pre_push_blocks_an_agent_commit_through_a_real_push(pinned: Repo,
+                                                            tmp_path: Path) -> None:
+    from testing.hookutil import bare_remote, push
+
+    assert run_cli(["install"], pinned.path).code == 0
+    bare_remote(pinned, tmp_path)
+    assert push(pinned, "-q", "origin", "main").returncode == 0
+    pinned.write("src/app.py", TAMPER)
+    pinned.commit_all("tamper", author=BOT)
+    proc = push(pinned, "origin", "main")
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "internal error" not in proc.stderr
+    assert "blocked by rule 5 (an agent change reaches into the judge at run time)" in \
+        proc.stderr + proc.stdout
