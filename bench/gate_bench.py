@@ -74,7 +74,7 @@ def test_in_time():
 def env() -> dict[str, str]:
     e = dict(os.environ)
     for name in ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "BALLOT_GUARD_PYCACHE",
-                 "BALLOT_GUARD_NO_FORK"):
+                 "BALLOT_GUARD_NO_FORK", "BALLOT_GUARD_NO_AHEAD"):
         e.pop(name, None)
     e["PYTHONPATH"] = str(ROOT) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
     return e

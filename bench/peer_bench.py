@@ -27,10 +27,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from gate_bench import git, med, timed  # noqa: E402 - the bench scripts' shared helpers
 
 TRIVIAL = ("from hypothesis import given, strategies as st\n\n\n"
            "@given(st.integers())\ndef test_holds(x):\n    assert x + 0 == x\n")
@@ -47,21 +47,6 @@ WORK = ("from hypothesis import given, strategies as st\n\n\n"
         "    assert sum(i * i for i in range({loops})) + x - x >= 0\n")
 MODES = (("gate default", "auto"), ("gate sandbox off", "off"))
 PEER = "pytest -n 2 --count 2"
-
-
-def env() -> dict[str, str]:
-    e = dict(os.environ)
-    for name in ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "BALLOT_GUARD_PYCACHE",
-                 "BALLOT_GUARD_NO_FORK", "BALLOT_GUARD_NO_AHEAD"):
-        e.pop(name, None)
-    e["PYTHONPATH"] = str(ROOT) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
-    return e
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={
-        **env(), "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"})
 
 
 def loops_for(seconds: float) -> int:
@@ -100,32 +85,14 @@ def project(base: Path, name: str, n: int, source: str, sandbox: str) -> Path:
     return repo
 
 
-def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall, cpu) of one command that must exit 0, cpu counting every process it
-    waited for."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env(), capture_output=True, check=False)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.exit(f"{cmd} exited {proc.returncode}:\n{proc.stdout.decode()[-3000:]}"
-                 f"{proc.stderr.decode()[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
 def gate(repo: Path) -> tuple[float, float]:
     return timed([sys.executable, "-m", "ballot_guard", "gate", "--seed", "1", "--jobs", "2"],
-                 repo)
+                 repo, expect=0)
 
 
 def peer(repo: Path) -> tuple[float, float]:
     return timed([sys.executable, "-m", "pytest", "-n", "2", "--count", "2", "properties/",
-                  "-q"], repo)
-
-
-def med(samples: list[tuple[float, float]]) -> tuple[float, float]:
-    return (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples))
+                  "-q"], repo, expect=0)
 
 
 def isolation_of(repo: Path) -> str:
