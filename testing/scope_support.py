@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
+from ballot_guard.vocabulary import Source
 from testing.helpers import PLACEHOLDER_PIN, CliResult, Repo, adopted_repo, run_cli
 
 BOT = "Claude Bot [bot] <bot@example.com>"
@@ -28,10 +28,6 @@ def scope_json(repo: Repo | Path, *args: str) -> tuple[int, dict]:  # type: igno
     res = scope(repo, *args, "--json")
     assert res.err == "" or res.code == 4, res.err
     return res.code, res.json()
-
-
-Source = Literal["staged", "commit", "patch"]
-SOURCES: tuple[Source, ...] = ("staged", "commit", "patch")
 
 
 def judged_as(repo: Repo, source: Source, tmp: Path, *, author: str | None = None,

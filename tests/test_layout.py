@@ -16,11 +16,11 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ballot_guard"
 
-# The edges: the entry points, the one error type and the exit codes, printing, the
-# config, atomic writes, the one git seam, the freeze file (read by scope, vote, hooks
-# and cli alike), ``.ballot_guard/`` and its timestamps.
-TOP_LEVEL = {"__init__", "__main__", "main", "errors", "exit_codes", "output", "config",
-             "atomic", "git", "freeze", "scratch", "timestamps"}
+# The edges: the entry points, the one error type, the exit codes and the contract's other
+# words, printing, the config, atomic writes, the one git seam, the freeze file (read by
+# scope, vote, hooks and cli alike), ``.ballot_guard/`` and its timestamps.
+TOP_LEVEL = {"__init__", "__main__", "main", "errors", "exit_codes", "vocabulary", "output",
+             "config", "atomic", "git", "freeze", "scratch", "timestamps"}
 # cli/ holds one module a command: the contract's twelve commands (pre-commit's
 # commands/ holds fourteen); every other room holds 3 to 10 modules.
 ROOM_SIZES = {"cli": (3, 12)}

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from ballot_guard import git
 from ballot_guard.errors import CannotJudge
+from ballot_guard.vocabulary import Source
 
 
 class FileChange(NamedTuple):
@@ -27,7 +28,7 @@ class FileChange(NamedTuple):
 
 
 class Change(NamedTuple):
-    source: str  # "staged" | "commit" | "patch"
+    source: Source
     label: str  # "staged change", "commit 1a2b3c4d5e6f", "patch fix.diff"
     commit: str | None  # the commit's sha (source == "commit")
     base: str | None  # base commit sha (HEAD or first parent); None: unborn / root

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import ballot_guard.ci.annotations as gh
 from ballot_guard import exit_codes, git
@@ -28,7 +27,8 @@ from ballot_guard.errors import CannotJudge
 from ballot_guard.hooks.push_refs import Target
 from ballot_guard.hooks.pushed import Judgement, judge
 from ballot_guard.output import say, warn
-from ballot_guard.scope.next_steps import RULE_EXIT
+from ballot_guard.scope.next_steps import verdict_exit
+from ballot_guard.scope.verdict import ScopeRule, Verdict
 from ballot_guard.scratch import state_dir
 from ballot_guard.vote.scorecard import junit
 from ballot_guard.vote.shard import ShardSpec
@@ -170,9 +170,9 @@ def patch_section(patch: str) -> str:
             f"{fence}diff\n{patch}{'' if patch.endswith(chr(10)) else chr(10)}{fence}\n\n")
 
 
-def _blocked_paths(v: Any) -> list[str]:
+def _blocked_paths(v: Verdict) -> list[str]:
     rules = {r.rule for r in v.reasons}
-    return list(v.oracle) + (list(v.behavior) if 1 in rules else [])
+    return list(v.oracle) + (list(v.behavior) if ScopeRule.MIXED in rules else [])
 
 
 def annotation_lines(j: Judgement) -> list[str]:
@@ -190,7 +190,7 @@ def annotation_lines(j: Judgement) -> list[str]:
         if v.status != "blocked":
             continue
         rules = sorted({r.rule for r in v.reasons})
-        code = max(RULE_EXIT.get(r, 1) for r in rules)
+        code = verdict_exit(v)
         message = "\n".join(f"{v.change.label}: rule {r.rule}: {r.message}" for r in v.reasons)
         title = f"ballot-guard: rule {', '.join(map(str, rules))} (exit {code})"
         for path in _blocked_paths(v):

@@ -4,9 +4,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ballot_guard.errors import CannotJudge, UsageError
+
+if TYPE_CHECKING:
+    from ballot_guard.vocabulary import Status
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -63,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
         blocked = any(v.status == "blocked" for v in verdicts)
         if args.json:
             statuses = {v.status for v in verdicts}
-            overall = "blocked" if blocked else ("ok" if "ok" in statuses or not verdicts
-                                                 else "unjudged")
+            overall: Status = "blocked" if blocked else (
+                "ok" if "ok" in statuses or not verdicts else "unjudged")
             emit_json({"verdict": overall,
                        "commits": [{"commit": v.change.commit, **v.to_json()} for v in verdicts]})
         else:

@@ -17,8 +17,9 @@ from ballot_guard.hooks import framework_hint as cli_hint
 from ballot_guard.hooks.amend import amending
 from ballot_guard.output import say, warn
 from ballot_guard.scope.judge import judge_staged
-from ballot_guard.scope.next_steps import NEXT, block_lines, rules_text
+from ballot_guard.scope.next_steps import NEXT, block_lines, rules_text, verdict_exit
 from ballot_guard.scope.report import print_verdict
+from ballot_guard.scope.verdict import ScopeRule
 
 if TYPE_CHECKING:
     from ballot_guard.scope.verdict import Verdict
@@ -54,8 +55,7 @@ def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
         else:
             for line in block_lines(verdict):
                 say(line)
-        code = exit_codes.DRIFT if any(r.rule == 3 for r in verdict.reasons) \
-            else exit_codes.BLOCKED
+        code = verdict_exit(verdict)
         word = "FIXTURE PIN" if code == exit_codes.DRIFT else "BLOCKED"
         say(f"ballot-guard: {word} (exit {code}): {rules_text(verdict)}; the commit is refused")
         for line in cli_hint.lines(env):
@@ -115,7 +115,7 @@ def _staged_pin(root: str, verdict: Verdict) -> int:
         f"{check.problem or 'the pin does not match'}")
     for line in check.details:
         say(f"  {line}")
-    say(f"  next: {NEXT[3]}")
+    say(f"  next: {NEXT[ScopeRule.PIN]}")
     for line in cli_hint.lines(os.environ):
         say(line)
     return exit_codes.DRIFT

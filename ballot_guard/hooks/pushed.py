@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ballot_guard import exit_codes, git
 from ballot_guard.config import load_at
@@ -23,8 +23,17 @@ from ballot_guard.output import say, warn
 from ballot_guard.run.runner import resolve_runner
 from ballot_guard.scope import baseline as bases
 from ballot_guard.scope.judge import Judging, judge_commit, judge_merge, judge_unjudged_tail
-from ballot_guard.scope.next_steps import NEXT, NEXT_COMMIT, block_lines, rule_name
+from ballot_guard.scope.next_steps import (
+    NEXT,
+    NEXT_COMMIT,
+    NEXT_DRIFT,
+    NEXT_GATE,
+    NEXT_RUNNER,
+    block_lines,
+    rule_name,
+)
 from ballot_guard.scope.report import print_verdict
+from ballot_guard.scope.verdict import ScopeRule
 from ballot_guard.scratch import state_dir
 from ballot_guard.vote import freeze_hint
 from ballot_guard.vote.gate import SCORECARD, run_gate
@@ -37,12 +46,16 @@ if TYPE_CHECKING:
     from ballot_guard.vote.shard import ShardSpec
 
 
+# where the combined judgement stopped ("error": ci could not start judging)
+Stage = Literal["config", "digest", "runner", "scope", "gate", "clean", "error"]
+
+
 @dataclass
 class Judgement:
     """Everything the combined judgement found, for the report and CI summary."""
 
     code: int = exit_codes.CLEAN
-    stage: str = "clean"  # config | digest | runner | scope | gate | clean
+    stage: Stage = "clean"
     message: str = ""
     next_step: str = ""
     tips: list[str] = field(default_factory=list)
@@ -147,7 +160,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         if not check.ok:
             return _stop(j, "digest", exit_codes.DRIFT,
                          f"{check.problem or 'fixture pin does not hold'} (at {tip[:12]})",
-                         NEXT["drift"], check.details)
+                         NEXT_DRIFT, check.details)
     # 3. scope of every commit; a rule-3 reason is the digest's 2
     for sha in commits:
         j.verdicts.append(judge_commit(root, sha, judging=judging[sha]))
@@ -161,12 +174,12 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
                                       judging=Judging(bases.at(root, old), actor))
         if verdict is not None:
             j.verdicts.append(verdict)
-    repin = [v for v in j.verdicts if any(r.rule == 3 for r in v.reasons)]
+    repin = [v for v in j.verdicts if any(r.rule == ScopeRule.PIN for r in v.reasons)]
     if repin:
         _print_blocks(repin)
         return _stop(j, "digest", exit_codes.DRIFT,
                      f"{len(repin)} commit(s) change the fixtures without a matching re-pin",
-                     NEXT[3])
+                     NEXT[ScopeRule.PIN])
     # 4. runner of every tip (4)
 
     for tip in j.tips if merge is None else ():
@@ -174,7 +187,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
             resolve_runner(root, j.configs[tip], environ=env, rev=tip)
         except CannotJudge as exc:
             return _stop(j, "runner", exit_codes.CANNOT_JUDGE, f"runner for {tip[:12]}: {exc}",
-                         NEXT["runner"])
+                         NEXT_RUNNER)
     # 5. scope blocks (1): the gate does not run
     blocked = [v for v in j.verdicts if v.status == "blocked"]
     for v in j.verdicts:
@@ -187,8 +200,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
                      f"{len(blocked)} commit(s) blocked by " +
                      ", ".join(f"rule {n} ({rule_name(n)})" for n in rules) +
                      "; the gate did not run",
-                     " / ".join(NEXT_COMMIT.get(n) or NEXT.get(n, "see `ballot-guard scope`")
-                                for n in rules))
+                     " / ".join(NEXT_COMMIT[n] for n in rules))
     # 6. the gate on a clean worktree of every tip
 
     for tip in j.tips:
@@ -206,7 +218,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         return _stop(j, "gate", code, "; ".join(_gate_text(tip, c, j.scorecards.get(tip))
                                                for tip, c in j.gate_codes.items() if c),
                      freeze_hint.next_step(j.scorecards.values()) if code == exit_codes.ABSTAIN
-                     else NEXT[f"gate{code}"])
+                     else NEXT_GATE[code])
     j.stage = "clean"
     j.message = f"{len(commits)} commit(s) judged, the pin holds, every voter passed"
     say(f"ballot-guard: clean (exit 0): {j.message}")
@@ -231,7 +243,7 @@ def _print_blocks(verdicts: Sequence[Verdict]) -> None:
             say(line)
 
 
-def _stop(j: Judgement, stage: str, code: int, what: str, next_step: str,
+def _stop(j: Judgement, stage: Stage, code: int, what: str, next_step: str,
           details: Sequence[str] = ()) -> Judgement:
     """Record the blocking verdict and print it: headline (with its exit code), details, next."""
     j.code, j.stage, j.message, j.next_step = code, stage, what, next_step

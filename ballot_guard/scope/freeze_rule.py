@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ballot_guard.errors import CannotJudge
-from ballot_guard.scope.verdict import Reason
+from ballot_guard.scope.verdict import Reason, ScopeRule
 
 if TYPE_CHECKING:
     from ballot_guard.freeze import FreezeFile
-    from ballot_guard.scope.verdict import Reason, ScopeContext
+    from ballot_guard.scope.verdict import ScopeContext
 
 
 def _unfrozen_properly(new: FreezeFile, name: str, repeats: int) -> bool:
@@ -48,16 +48,16 @@ def freeze_history_kept(ctx: ScopeContext) -> list[Reason]:
     try:
         new = freeze.parse(ctx.new().read(path), path)
     except CannotJudge as exc:
-        return [Reason(4, f"{exc}; the freeze file must stay readable, so the change is "
-                          "blocked")]
+        return [Reason(ScopeRule.FREEZE, f"{exc}; the freeze file must stay readable, so "
+                       "the change is blocked")]
     reasons = []
     if tuple(new.history[:len(old.history)]) != tuple(old.history):
-        reasons.append(Reason(4, f"{path} loses or rewrites history: its history is "
-                                 "append-only (events frozen, assigned, unfrozen)"))
+        reasons.append(Reason(ScopeRule.FREEZE, f"{path} loses or rewrites history: its "
+                              "history is append-only (events frozen, assigned, unfrozen)"))
     lost = [n for n in old.frozen if n not in new.frozen
             and not _unfrozen_properly(new, n, ctx.config.repeats_of(n))]
     if lost:
-        reasons.append(Reason(4, f"{path} drops {', '.join(lost)} without an `unfrozen` "
-                                 "history record of stable passing runs; a frozen voter "
-                                 "leaves only through `ballot-guard unfreeze NAME`"))
+        reasons.append(Reason(ScopeRule.FREEZE, f"{path} drops {', '.join(lost)} without an "
+                              "`unfrozen` history record of stable passing runs; a frozen "
+                              "voter leaves only through `ballot-guard unfreeze NAME`"))
     return reasons

@@ -36,13 +36,14 @@ from ballot_guard.scope.baseline import Base
 from ballot_guard.scope.freeze_rule import freeze_history_kept
 from ballot_guard.scope.pin_rule import fixtures_repinned
 from ballot_guard.scope.tamper_rule import judge_tampering
-from ballot_guard.scope.verdict import Reason, Rule, ScopeContext, Verdict
+from ballot_guard.scope.verdict import Reason, Rule, ScopeContext, ScopeRule, Verdict
 
 
 def mixed(ctx: ScopeContext) -> list[Reason]:
     """Rule 1: oracle and behaviour together."""
     if ctx.oracle and ctx.behavior:
-        return [Reason(1, "the change touches oracle paths and behaviour paths together")]
+        return [Reason(ScopeRule.MIXED,
+                       "the change touches oracle paths and behaviour paths together")]
     return []
 
 
@@ -50,7 +51,7 @@ def agent_oracle(ctx: ScopeContext) -> list[Reason]:
     """Rule 2: an agent change touches the oracle."""
     if ctx.is_agent and ctx.oracle:
         why = f" ({ctx.agent_why})" if ctx.agent_why else ""
-        return [Reason(2, f"an agent change{why} touches oracle paths")]
+        return [Reason(ScopeRule.AGENT_ORACLE, f"an agent change{why} touches oracle paths")]
     return []
 
 
@@ -90,7 +91,8 @@ def links_stay_in_oracle(ctx: ScopeContext) -> list[Reason]:
 
         target = os.fsdecode(raw)
         if leads_out(judge, f.path, target):
-            rule = 3 if key == fixtures or key.startswith(fixtures + "/") else 1
+            rule = ScopeRule.PIN if key == fixtures or key.startswith(fixtures + "/") \
+                else ScopeRule.MIXED
             found.append(Reason(rule, (
                 f"{f.path} is a symlink to {target!r}, which is not oracle: a behaviour "
                 "edit there would change the judge unseen; copy the file in instead")))

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ballot_guard.scope.verdict import Reason
+from ballot_guard.scope.verdict import Reason, ScopeRule
 
 if TYPE_CHECKING:
-    from ballot_guard.scope.verdict import Reason, ScopeContext
+    from ballot_guard.scope.verdict import ScopeContext
 
 _SHOWN = 5
 
@@ -60,19 +60,19 @@ def fixtures_repinned(ctx: ScopeContext) -> list[Reason]:
             by_case.append(path)
     reasons: list[Reason] = []
     if by_case:
-        reasons.append(Reason(3, (
+        reasons.append(Reason(ScopeRule.PIN, (
             f"{_names(by_case)} differ from {fixtures}/ or {pin_file} only by case: on a "
             "case-insensitive filesystem they would join the pinned pack unseen; rename them")))
     if unpinned:
         # Deleting the pin is an oracle change of its own (rules 1 and 2 judge it); there
         # is no pin left to match, and nobody votes until one is committed again.
         if touched:
-            reasons.append(Reason(3, (
+            reasons.append(Reason(ScopeRule.PIN, (
                 f"the fixtures changed ({_names(touched)}) and {pin_file} was deleted in the "
                 f"same change: delete the pin in a change of its own, or re-pin with "
                 "`ballot-guard digest --pin`")))
     elif touched and not repinned:
-        reasons.append(Reason(3, (
+        reasons.append(Reason(ScopeRule.PIN, (
             f"the fixtures changed ({_names(touched)}) but {pin_file} was not re-pinned in "
             f"the same change; run `ballot-guard digest --pin` and commit {pin_file} with "
             "the fixtures")))
@@ -84,7 +84,7 @@ def fixtures_repinned(ctx: ScopeContext) -> list[Reason]:
         check = check_snapshot(ctx.new(), ctx.config)
         if not check.ok:
             what = "was re-pinned with the fixtures" if touched else "changed"
-            reasons.append(Reason(3, (
+            reasons.append(Reason(ScopeRule.PIN, (
                 f"{pin_file} {what} but does not match the fixtures of this change: "
                 f"{check.problem}")))
     return reasons

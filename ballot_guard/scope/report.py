@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 from ballot_guard import git
 from ballot_guard.errors import CannotJudge
 from ballot_guard.output import paint, say
+from ballot_guard.scope.verdict import ScopeRule
 
 if TYPE_CHECKING:
     from ballot_guard.scope.verdict import Verdict
+    from ballot_guard.vocabulary import Status
 
 
 def _q(paths: tuple[str, ...]) -> str:
@@ -45,10 +47,10 @@ def split_advice(v: Verdict) -> list[str]:
     other = tuple(sorted(set(v.behavior) - set(v.oracle)))
     lines: list[str] = []
     if v.change.source == "staged":
-        if 2 in rules:
+        if ScopeRule.AGENT_ORACLE in rules:
             lines += [("An agent may not change the oracle. Unstage the oracle part and leave "
                        "it to a human:"), f"  git restore --staged -- {_q(v.oracle)}"]
-        elif 1 in rules:
+        elif ScopeRule.MIXED in rules:
             lines += ["Split it: commit the oracle part alone, then the behaviour part:",
                       "  ballot-guard split -m 'Update the oracle'"]
             if other:
@@ -62,14 +64,14 @@ def split_advice(v: Verdict) -> list[str]:
                              "only `ballot-guard split` separates them)")
     elif v.change.source == "commit":
         sha = (v.change.commit or "")[:12]
-        if 2 in rules:
+        if ScopeRule.AGENT_ORACLE in rules:
             lines += [(f"An agent may not change the oracle: {sha} must lose its oracle part, "
                        "by a human, in a new commit:"),
                       f"  git restore --source={sha}~1 --staged --worktree -- {_q(v.oracle)}",
                       f"  git commit -m 'Take the oracle part out of {sha}'",
                       ("and the oracle change, if it is wanted, lands in a reviewed commit of "
                        "its own.")]
-        elif 1 in rules:
+        elif ScopeRule.MIXED in rules:
             lines += ["Split it into an oracle commit and a behaviour commit:"]
             why_not = head_split_refusal(sha)
             if why_not is None:
@@ -88,10 +90,10 @@ def split_advice(v: Verdict) -> list[str]:
         target = shlex.quote(name) if name and name != "from stdin" else "PATCH"
         inc = " ".join(f"--include={shlex.quote(p)}" for p in v.oracle)
         exc = " ".join(f"--exclude={shlex.quote(p)}" for p in v.oracle)
-        if 2 in rules:
+        if ScopeRule.AGENT_ORACLE in rules:
             lines += ["An agent may not change the oracle. Apply only the behaviour part:",
                       f"  git apply --index {exc} {target}"]
-        elif 1 in rules:
+        elif ScopeRule.MIXED in rules:
             lines += ["Apply it in two commits, the oracle part alone first:",
                       f"  git apply --index {inc} {target} && git commit -m 'Update the oracle'",
                       f"  git apply --index {exc} {target}"]
@@ -106,8 +108,8 @@ def split_advice(v: Verdict) -> list[str]:
 def report(v: Verdict, *, advice: bool = True) -> list[str]:
     """The human report's lines: verdict, rules, oracle and behaviour paths, how to split
     (unless ``advice`` is False)."""
-    word = {"ok": paint("ok", "green"), "blocked": paint("blocked", "red"),
-            "unjudged": paint("unjudged", "yellow")}[v.status]
+    colour: dict[Status, str] = {"ok": "green", "blocked": "red", "unjudged": "yellow"}
+    word = paint(v.status, colour[v.status])
     lines = [f"ballot-guard scope: {v.change.label}: {word}"]
     if v.status == "unjudged":
         lines.append("  not judged: the base does not hold the digest file yet (ballot-guard "

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, NamedTuple
 from ballot_guard import git
 from ballot_guard.change import identity
 from ballot_guard.output import warn
-from ballot_guard.scope.verdict import Reason
+from ballot_guard.scope.verdict import Reason, ScopeRule
 
 if TYPE_CHECKING:
     from ballot_guard.scope.tamper import Finding
-    from ballot_guard.scope.verdict import Reason, ScopeContext
+    from ballot_guard.scope.verdict import ScopeContext
 
 _SHOWN = 20
 # Every finding in a NEW file needs, on an added line, one of these characters (an
@@ -280,7 +280,7 @@ def judge_tampering(ctx: ScopeContext) -> list[Reason]:
         is_agent = identity.any_agent(ctx.config.agents, identity.committing_identities(ctx.root))
     why = "behaviour code reaches into the judge at run time (judge tampering)"
     if is_agent:
-        return [Reason(5, f"{line}: {why}") for line in lines]
+        return [Reason(ScopeRule.TAMPER, f"{line}: {why}") for line in lines]
 
     for line in lines:
         warn(f"ballot-guard: warning: rule 5 (not blocking: a human change): {line}: {why}")

@@ -4,16 +4,38 @@ verdict on one change (``Verdict``): the leaf every rule and report imports.
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import IntEnum
 from typing import Any, NamedTuple
 
 from ballot_guard.change.from_git import Change
 from ballot_guard.config import Config
 from ballot_guard.git import Snapshot
+from ballot_guard.vocabulary import Status
+
+
+class ScopeRule(IntEnum):
+    """The contract's scope rules, by their numbers.
+
+    A rule prints as its number wherever a user sees it (``rule 3`` in messages, ``3`` in
+    ``--json``, the CI annotations and the step summary) on every Python the package
+    supports: 3.10's ``IntEnum`` would print ``ScopeRule.PIN`` through ``str()``.
+    """
+
+    MIXED = 1  # oracle and behaviour paths in one change
+    AGENT_ORACLE = 2  # an agent change touches the oracle
+    PIN = 3  # the fixtures changed without a matching re-pin
+    FREEZE = 4  # the freeze file loses a name or history
+    TAMPER = 5  # an agent change reaches into the judge at run time
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
 
 class Reason(NamedTuple):
-    rule: int  # 1 mixed, 2 agent touches oracle, 3 fixtures not re-pinned, 4 freeze history
-    # lost, 5 judge tampering
+    rule: ScopeRule
     message: str
 
 
@@ -81,7 +103,7 @@ class Verdict(NamedTuple):
     reasons: tuple[Reason, ...]
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         if not self.judged:
             return "unjudged"
         return "blocked" if self.reasons else "ok"
@@ -92,5 +114,5 @@ class Verdict(NamedTuple):
             "oracle": list(self.oracle),
             "behavior": list(self.behavior),
             "neutral": list(self.neutral),
-            "reasons": [{"rule": r.rule, "message": r.message} for r in self.reasons],
+            "reasons": [{"rule": int(r.rule), "message": r.message} for r in self.reasons],
         }

@@ -38,6 +38,7 @@ from ballot_guard.split.plumbing import (
     tree_deltas,
 )
 from ballot_guard.split.tables import intermediate
+from ballot_guard.vocabulary import Source
 
 
 @dataclass(frozen=True)
@@ -245,8 +246,8 @@ def default_classifier(root: str, config: Config, base: str, deltas: Sequence[De
 
     files = tuple(FileChange(d.status, d.path, None, None if d.added else d.old_mode,
                              None if d.deleted else d.new_mode) for d in deltas)
-    source, label = ("staged", "staged change") if new.rev is None else \
-        ("commit", f"commit {new.rev[:12]}")
+    source: Source = "staged" if new.rev is None else "commit"
+    label = "staged change" if new.rev is None else f"commit {new.rev[:12]}"
     change = Change(source, label, new.rev, base, files, (), False)
     cls = oracle.classify(root, config, change, git.Snapshot(root, base), lambda: new)
     o, b, n = frozenset(cls.oracle), frozenset(cls.behavior), frozenset(cls.neutral)

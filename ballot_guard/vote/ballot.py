@@ -13,15 +13,13 @@ from typing import Any
 
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN
 from ballot_guard.run.runner import Run
-
-BALLOTS = ("pass", "fail", "freeze", "frozen", "error")
-FAILING = ("fail", "timeout")
+from ballot_guard.vocabulary import ABSTAINING, FAILING, BallotKind
 
 
 @dataclass(frozen=True)
 class Ballot:
     name: str
-    ballot: str
+    ballot: BallotKind
     repeats: int
     runs: tuple[Run, ...] = ()
 
@@ -34,7 +32,7 @@ class Ballot:
                 "runs": [r.to_json() for r in self.runs]}
 
 
-def decide(runs: Sequence[Run]) -> str:
+def decide(runs: Sequence[Run]) -> BallotKind:
     """The ballot of one property's runs."""
     outcomes = [r.outcome for r in runs]
     if not outcomes or "error" in outcomes:
@@ -53,7 +51,7 @@ def exit_code(ballots: Iterable[Ballot]) -> int:
         return CANNOT_JUDGE
     if "fail" in kinds:
         return BLOCKED
-    if kinds & {"freeze", "frozen"}:
+    if kinds.intersection(ABSTAINING):
         return ABSTAIN
     return CLEAN
 

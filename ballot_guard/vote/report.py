@@ -10,12 +10,15 @@ from collections.abc import Mapping, Sequence
 from typing import IO
 
 from ballot_guard.output import use_color
-from ballot_guard.vote.ballot import FAILING, Ballot, catch_probability, repeats_for
+from ballot_guard.vocabulary import ABSTAINING, FAILING, BallotKind
+from ballot_guard.vote.ballot import Ballot, catch_probability, repeats_for
 
-_COLOR = {"pass": "32", "fail": "31", "error": "31", "freeze": "33", "frozen": "33"}
+_COLOR: dict[BallotKind, str] = {"pass": "32", "fail": "31", "error": "31", "freeze": "33",
+                                 "frozen": "33"}
 
 
-def _paint(text: str, ballot: str, stream: IO[str], environ: Mapping[str, str] | None) -> str:
+def _paint(text: str, ballot: BallotKind, stream: IO[str],
+           environ: Mapping[str, str] | None) -> str:
     if ballot not in _COLOR or not use_color(stream, environ):
         return text
     return f"\033[{_COLOR[ballot]}m{text}\033[0m"
@@ -88,7 +91,7 @@ def print_report(ballots: Sequence[Ballot], *, seed: int, header: str, stream: I
         out(budget_line(run))
     for line in leftover_lines(ballots):
         out(_paint(line, "freeze", stream, environ))
-    abstain = [b.name for b in ballots if b.ballot in ("freeze", "frozen")]
+    abstain = [b.name for b in ballots if b.ballot in ABSTAINING]
     if abstain:
         out(_paint(f"warning: {len(abstain)} voter(s) abstain and need a human repair: "
                    f"{', '.join(abstain)}", "freeze", stream, environ))

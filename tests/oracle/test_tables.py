@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ballot_guard.oracle import tables
+from ballot_guard.vocabulary import SOURCES
 from testing.helpers import Repo
-from testing.scope_support import SOURCES, adopt, judged_as, scope_json
+from testing.scope_support import adopt, judged_as, scope_json
 
 BASE_TOML = """\
 [project]

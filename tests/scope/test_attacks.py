@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from ballot_guard.vocabulary import SOURCES
 from testing.helpers import Repo, adopted_repo, init_repo, run_cli
-from testing.scope_support import BOT, SOURCES, adopt, judged_as
+from testing.scope_support import BOT, adopt, judged_as
 
 PROP = "properties/test_retry.py"
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from ballot_guard.scope import judge as scope
+from ballot_guard.vocabulary import SOURCES, Source
 from testing.helpers import Repo, init_repo, run_bg
-from testing.scope_support import SOURCES, Source, adopt, judged_as, scope_json
+from testing.scope_support import adopt, judged_as, scope_json
 from testing.scope_support import scope as run_scope
 
 # --- staged ---------------------------------------------------------------------------------
