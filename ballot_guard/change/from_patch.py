@@ -29,7 +29,6 @@ import re
 
 from ballot_guard import git
 from ballot_guard.change import patch_bulk
-from ballot_guard.change.from_git import FileChange
 from ballot_guard.change.patch_lines import (
     _GIT_START,
     _Record,
@@ -45,6 +44,7 @@ from ballot_guard.change.patch_names import (
     normalize,
     unquote,
 )
+from ballot_guard.change.raw_diff import FileChange
 
 __all__ = ["Applied", "PatchError", "files", "normalize", "numstat", "scan", "unquote"]
 

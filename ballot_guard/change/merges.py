@@ -26,55 +26,15 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from ballot_guard import git
-from ballot_guard.change.from_git import FileChange
-
-_DIFF = ("-r", "-z", "--no-ext-diff", "--no-renames", "--no-textconv",
-         "--ignore-submodules=none", "--full-index")
-_ZERO_MODE = "000000"
-
-Content = tuple[str, str] | None  # (mode, object id); None: the path is absent
+from ballot_guard.change import raw_diff
+from ballot_guard.change.raw_diff import Content, FileChange
 
 
-class Row(NamedTuple):
-    """One path of a raw diff: its status and both sides' contents."""
-    status: str
-    path: str
-    old: Content
-    new: Content
-
-
-def _side(mode: bytes, oid: bytes) -> Content:
-    text = mode.decode()
-    return None if text == _ZERO_MODE else (text, oid.decode())
-
-
-def raw_rows(data: bytes) -> list[Row]:
-    """``git diff-tree -r -z`` raw records, one or several parents (``-c``): each row
-    holds the first parent's content (``old``) and the result's (``new``)."""
-    parts = data.split(b"\0")
-    if parts and parts[-1] == b"":
-        parts.pop()
-    rows: list[Row] = []
-    i = 0
-    while i + 1 < len(parts):
-        meta = parts[i]
-        n = len(meta) - len(meta.lstrip(b":"))
-        fields = meta[n:].split(b" ")
-        if n < 1 or len(fields) != 2 * (n + 1) + 1:
-            i += 1  # a commit id line of --stdin output
-            continue
-        rows.append(Row(fields[-1][:1].decode(), os.fsdecode(parts[i + 1]),
-                        _side(fields[0], fields[n + 1]), _side(fields[n], fields[2 * n + 1])))
-        i += 2
-    return rows
-
-
-def _diff(root: str, a: str, b: str, env: dict[str, str] | None = None) -> dict[str, Row]:
-    data = git.out(["diff-tree", *_DIFF, a, b, "--"], cwd=root, env=env)
-    return {r.path: r for r in raw_rows(data)}
+def _diff(root: str, a: str, b: str, env: dict[str, str] | None = None
+          ) -> dict[str, FileChange]:
+    return {f.path: f for f in raw_diff.trees(root, a, b, env)}
 
 
 def brought_in(root: str, parents: Sequence[str]) -> list[str]:
@@ -92,9 +52,8 @@ def introductions(root: str, commits: Sequence[str],
     wanted = set(paths)
     if not commits or not wanted:
         return set()
-    data = git.out(["diff-tree", "--stdin", "-c", "--root", *_DIFF], cwd=root,
-                   input="".join(f"{c}\n" for c in commits).encode())
-    return {(r.path, r.new) for r in raw_rows(data) if r.path in wanted}
+    return {(f.path, f.new) for _, files in raw_diff.each_commit(root, commits)
+            for f in files if f.path in wanted}
 
 
 def _objects_dir(root: str) -> str:
@@ -102,7 +61,8 @@ def _objects_dir(root: str) -> str:
     return os.path.abspath(os.path.join(root, rel))
 
 
-def three_way(root: str, first: str, other: str, scratch: str) -> tuple[dict[str, Row], set[str]]:
+def three_way(root: str, first: str, other: str,
+              scratch: str) -> tuple[dict[str, FileChange], set[str]]:
     """git's own merge of ``first`` and ``other`` (``merge-tree --write-tree``): how its
     tree differs from ``first``, and the paths it could not merge cleanly.  Its objects
     go to ``scratch`` (the repository's own objects read as alternates), so nothing is
@@ -145,10 +105,4 @@ def own_changes(root: str, sha: str, parents: Sequence[str]) -> tuple[FileChange
                             del own[p]
                     if not own:
                         break
-    return tuple(_change(r) for r in own.values())
-
-
-def _change(row: Row) -> FileChange:
-    return FileChange(row.status, row.path, None,
-                      row.old[0] if row.old is not None else None,
-                      row.new[0] if row.new is not None else None)
+    return tuple(own.values())

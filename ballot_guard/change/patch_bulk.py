@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
-from ballot_guard.change.from_git import FileChange
 from ballot_guard.change.patch_lines import fast_section, p0_paths, record_changes
 from ballot_guard.change.patch_names import FS_ENCODING, FS_ERRORS, PatchError, normalize
+from ballot_guard.change.raw_diff import FileChange
 
 _EXT_WORDS = (rb"(?:old mode|new mode|deleted file mode|new file mode|index|similarity index"
               rb"|dissimilarity index|rename from|rename to|copy from|copy to) ")
@@ -153,7 +153,7 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
         paths = _plain_names([shape[0] for shape in known])
         if paths is not None:
             return list(map(tuple.__new__, repeat(FileChange), [
-                (status, path, None, old_mode, new_mode)
+                (status, path, None, old_mode, new_mode, None, None)
                 for path, (_, status, old_mode, new_mode) in zip(paths, known, strict=True)]))
     changes: list[FileChange] = []
     append = changes.append
@@ -166,7 +166,7 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
             if shape is not None:
                 name, status, old_mode, new_mode = shape
                 append(new_tuple(FileChange, (status, normalize(name, lineno=0), None,
-                                              old_mode, new_mode)))
+                                              old_mode, new_mode, None, None)))
                 continue
             if not starts:
                 starts = [m.start() for m in _FILE.finditer(region + b"\n")]

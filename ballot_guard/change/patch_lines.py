@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 
-from ballot_guard.change.from_git import FileChange
 from ballot_guard.change.patch_names import (
     PatchError,
     git_header_raw,
@@ -24,6 +23,7 @@ from ballot_guard.change.patch_names import (
     traditional_raw,
 )
 from ballot_guard.change.patch_start import index_name, stretch
+from ballot_guard.change.raw_diff import FileChange
 
 
 class _Record:

@@ -22,9 +22,10 @@ from typing import NamedTuple
 
 from ballot_guard import git
 from ballot_guard.change import from_git as changes
-from ballot_guard.change import identity
+from ballot_guard.change import identity, raw_diff
 from ballot_guard.change.from_git import Change
 from ballot_guard.change.merges import own_changes
+from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.config import Config
 from ballot_guard.git import Snapshot
 from ballot_guard.oracle import paths as oracle
@@ -213,9 +214,9 @@ def judge_commit(root: str, rev: str, *, judging: Judging = Judging()) -> Verdic
         return _merge_verdict(root, info, judging)
     base = info.parents[0] if info.parents else None
     against = base if base is not None else git.empty_tree(root)
-    data = git.out(["diff-tree", *changes._DIFF_OPTS, against, sha, "--"], cwd=root)
     return judge_change(root, Change("commit", f"commit {sha[:12]}", sha, base,
-                                     changes.parse_raw(data), _identities(info), False),
+                                     raw_diff.trees(root, against, sha), _identities(info),
+                                     False),
                         judging=judging)
 
 
@@ -248,12 +249,11 @@ def judge_unjudged_tail(root: str, base: str, tip: str, verdicts: list[Verdict],
         return None  # a merge at the tip was already judged for this very move
     if not bases.at(root, b).adopted:
         return None
-    data = git.out(["diff-tree", *changes._DIFF_OPTS, b, t, "--"], cwd=root)
     who = tuple(i for v in unjudged for i in v.change.identities)
     n = len(unjudged)
     label = (f"range {b[:12]}..{t[:12]} as a whole ({n} commit{'s' if n != 1 else ''} "
              "on history the pin did not cover)")
-    return judge_change(root, Change("commit", label, t, b, changes.parse_raw(data), who,
+    return judge_change(root, Change("commit", label, t, b, raw_diff.trees(root, b, t), who,
                                      False), judging=judging)
 
 
@@ -291,7 +291,6 @@ def _crossing_merge(root: str, sha: str, parents: tuple[str, ...],
         if judging_parent is not None else []
     if judging_parent is None or (judging_parent == parents[0] and not unjudged):
         return None
-    data = git.out(["diff-tree", *changes._DIFF_OPTS, judging_parent, sha, "--"], cwd=root)
     extra: list[str] = []
     for c in unjudged:
         extra += _identities(changes.commit_info(root, c))
@@ -299,7 +298,8 @@ def _crossing_merge(root: str, sha: str, parents: tuple[str, ...],
     label = (f"merge {sha[:12]} against {judging_parent[:12]} (with {n} unjudged "
              f"commit{'s' if n != 1 else ''} it brings in)")
     return judge_change(root, Change("commit", label, sha, judging_parent,
-                                     changes.parse_raw(data), (*identities, *extra), False),
+                                     raw_diff.trees(root, judging_parent, sha),
+                                     (*identities, *extra), False),
                         judging=judging)
 
 
@@ -351,8 +351,8 @@ def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
         applied.close()
 
 
-def _p0_oracle(root: str, config: Config, files: tuple[changes.FileChange, ...],
-               p0: list[str]) -> tuple[changes.FileChange, ...]:
+def _p0_oracle(root: str, config: Config, files: tuple[FileChange, ...],
+               p0: list[str]) -> tuple[FileChange, ...]:
     """The oracle paths a patch would touch if applied with ``patch -p0``.
 
     git applies a patch with ``-p1``, dropping each name's first component, and
@@ -367,5 +367,5 @@ def _p0_oracle(root: str, config: Config, files: tuple[changes.FileChange, ...],
     """
     judge = Judge(root, config)
     seen = {p for f in files for p in (f.path, f.old_path) if p is not None}
-    return tuple(changes.FileChange("M", p) for p in dict.fromkeys(p0)
+    return tuple(FileChange("M", p) for p in dict.fromkeys(p0)
                  if p not in seen and judge.kind(p) in (judge.ORACLE, judge.TABLE))

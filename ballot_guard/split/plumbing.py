@@ -13,27 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ballot_guard import git
+from ballot_guard.change import raw_diff
+from ballot_guard.change.from_git import commit_info
+from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.errors import CannotJudge
-
-
-@dataclass(frozen=True)
-class Delta:
-    """One path's change between two trees (or a tree and the index), renames off."""
-
-    path: str
-    status: str  # A M D T
-    old_mode: str
-    new_mode: str
-    old_oid: str
-    new_oid: str
-
-    @property
-    def deleted(self) -> bool:
-        return self.status == "D"
-
-    @property
-    def added(self) -> bool:
-        return self.status == "A"
 
 
 @dataclass(frozen=True)
@@ -53,29 +36,13 @@ class Update:
 
 # ---- reading the change -------------------------------------------------------------------
 
-def parse_raw(data: bytes) -> tuple[Delta, ...]:
-    """Deltas from ``git diff-* --raw -z --no-renames`` output."""
-    items = git.split_z(data)
-    out: list[Delta] = []
-    for meta, path in zip(items[0::2], items[1::2], strict=True):
-        old_mode, new_mode, old_oid, new_oid, status = meta.lstrip(":").split(" ")
-        if status == "U":
-            raise CannotJudge(f"cannot split: {path} is unmerged; resolve the conflict first")
-        out.append(Delta(path, status[0], old_mode, new_mode, old_oid, new_oid))
-    return tuple(out)
-
-
-_DIFF_OPTS = ("--raw", "-z", "--no-renames", "--full-index", "--ignore-submodules=none",
-              "--no-ext-diff", "--no-textconv")
-
-
-def staged_deltas(root: str, base: str) -> tuple[Delta, ...]:
+def staged_changes(root: str, base: str) -> tuple[FileChange, ...]:
     """The staged change against ``base``, as git commit would record it."""
-    return parse_raw(git.out(["diff-index", "--cached", *_DIFF_OPTS, base, "--"], cwd=root))
-
-
-def tree_deltas(root: str, old: str, new: str) -> tuple[Delta, ...]:
-    return parse_raw(git.out(["diff-tree", "-r", *_DIFF_OPTS, old, new, "--"], cwd=root))
+    files = raw_diff.index(root, base)
+    for f in files:
+        if f.status == "U":
+            raise CannotJudge(f"cannot split: {f.path} is unmerged; resolve the conflict first")
+    return files
 
 
 # ---- building the oracle tree -------------------------------------------------------------
@@ -102,8 +69,8 @@ def _check_tree(root: str, base: str, tree: str, updates: Sequence[Update]) -> N
     A file replaced by a directory (or the reverse) across the oracle/behaviour
     boundary cannot be split: the index would drop the other side silently.
     """
-    got = {d.path: (None if d.deleted else (d.new_mode, d.new_oid))
-           for d in tree_deltas(root, base, tree)}
+    got = {f.path: (None if f.new_mode is None else (f.new_mode, f.new_oid))
+           for f in raw_diff.trees(root, base, tree)}
     want = {u.path: (None if u.mode is None else (u.mode, u.oid)) for u in updates}
     if got != want:
         odd = sorted(p for p in set(got) | set(want) if got.get(p, 0) != want.get(p, 0))
@@ -133,24 +100,13 @@ class Author:
 
 def read_commit(root: str, sha: str) -> tuple[Author, list[str], bytes, str | None]:
     """A commit's author, parents, raw message bytes and declared encoding."""
-    raw = git.out(["cat-file", "commit", sha], cwd=root)
-    header, _, message = raw.partition(b"\n\n")
-    author: Author | None = None
-    parents: list[str] = []
-    encoding: str | None = None
-    for line in header.split(b"\n"):
-        key, _, value = line.partition(b" ")
-        if key == b"encoding":
-            encoding = value.decode("ascii", "replace")
-        elif key == b"parent":
-            parents.append(value.decode())
-        elif key == b"author":
-            who, _, when = value.rpartition(b"> ")
-            name, _, email = who.partition(b" <")
-            author = Author(os.fsdecode(name), os.fsdecode(email), when.decode())
-    if author is None:
+    info = commit_info(root, sha)
+    if info.author_line is None:
         raise CannotJudge(f"commit {sha[:12]} has no author line")
-    return author, parents, message, encoding
+    who, _, when = info.author_line.rpartition(b"> ")
+    name, _, email = who.partition(b" <")
+    author = Author(os.fsdecode(name), os.fsdecode(email), when.decode())
+    return author, list(info.parents), info.raw_message, info.encoding
 
 
 def commit_tree(root: str, tree: str, parent: str, message: bytes, *,

@@ -4,7 +4,7 @@ Nothing here writes the working tree or the user's index.  The oracle
 commit's tree is built in a temporary index (the base commit plus the oracle
 entries of the change), committed with ``commit-tree``, and HEAD moves last,
 with ``update-ref``'s old-value check, so a failure at any earlier step leaves
-HEAD, the index and the files as they were (the plumbing is in ``splitgit``).
+HEAD, the index and the files as they were (the plumbing is in ``ballot_guard.split.plumbing``).
 Afterwards ``git diff --cached`` shows exactly the behaviour (and neutral)
 part, still staged.
 
@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ballot_guard import git
-from ballot_guard.change import identity
-from ballot_guard.change.from_git import Change, FileChange, agent_env, coauthors, commit_info
+from ballot_guard.change import identity, raw_diff
+from ballot_guard.change.from_git import Change, agent_env, coauthors, commit_info
+from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.config import Config, load_at
 from ballot_guard.errors import CannotJudge
 from ballot_guard.oracle import paths as oracle
 from ballot_guard.split.plumbing import (
-    Delta,
     Update,
     blob,
     build_tree,
@@ -34,8 +34,7 @@ from ballot_guard.split.plumbing import (
     pushed_to,
     read_commit,
     refuse_in_progress,
-    staged_deltas,
-    tree_deltas,
+    staged_changes,
 )
 from ballot_guard.split.tables import intermediate
 from ballot_guard.vocabulary import Source
@@ -68,7 +67,7 @@ class Outcome:
 
 # A classifier judges the deltas of a change against ``base`` whose new side is
 # ``new`` (the index or a commit's tree), by ``config`` (the config of ``base``).
-Classifier = Callable[[str, Config, str, Sequence[Delta], git.Snapshot], Sides]
+Classifier = Callable[[str, Config, str, Sequence[FileChange], git.Snapshot], Sides]
 # (path, old bytes or None, new bytes or None) -> the oracle commit's bytes, None: absent.
 TableSplit = Callable[[str, "bytes | None", "bytes | None"], "bytes | None"]
 
@@ -108,7 +107,7 @@ def describe(paths: Sequence[str], limit: int = 4) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def plan_updates(root: str, deltas: Sequence[Delta], sides: Sides,
+def plan_updates(root: str, deltas: Sequence[FileChange], sides: Sides,
                  table_split: TableSplit) -> list[Update]:
     """The entries the oracle commit takes: oracle paths whole, table-split files rebuilt."""
     updates: list[Update] = []
@@ -118,24 +117,23 @@ def plan_updates(root: str, deltas: Sequence[Delta], sides: Sides,
             if u is not None:
                 updates.append(u)
         elif d.path in sides.oracle:
-            updates.append(Update(d.path, None, None) if d.deleted
-                           else Update(d.path, d.new_mode, d.new_oid))
+            updates.append(Update(d.path, d.new_mode, d.new_oid))
     return updates
 
 
-def _table_update(root: str, d: Delta, table_split: TableSplit) -> Update | None:
+def _table_update(root: str, d: FileChange, table_split: TableSplit) -> Update | None:
     """The file with only its judge-table edits applied (None: no change to the base)."""
     for mode in (d.old_mode, d.new_mode):
-        if mode not in ("000000", "100644", "100755"):
+        if mode not in (None, "100644", "100755"):
             raise CannotJudge(f"cannot split {d.path} by table: it is not a regular file")
-    old = None if d.added else cat_blob(root, d.old_oid)
-    new = None if d.deleted else cat_blob(root, d.new_oid)
+    old = None if d.old_oid is None else cat_blob(root, d.old_oid)
+    new = None if d.new_oid is None else cat_blob(root, d.new_oid)
     middle = table_split(d.path, old, new)
     if middle == old:
         return None
     if middle is None:
         return Update(d.path, None, None)
-    mode = d.new_mode if d.added else d.old_mode  # a mode change rides with the behaviour
+    mode = d.old_mode or d.new_mode  # a mode change rides with the behaviour
     return Update(d.path, mode, blob(root, middle))
 
 
@@ -153,7 +151,7 @@ def split_staged(root: str, *, message: str | None = None, classify: Classifier 
         raise CannotJudge("cannot split: no commit yet (HEAD is unborn); "
                           "commit the oracle part by hand first")
     refuse_in_progress(root)
-    deltas = staged_deltas(root, head)
+    deltas = staged_changes(root, head)
     config = load_at(root, head)
     sides = (classify or default_classifier)(root, config, head, deltas, git.Snapshot(root))
     if not sides.mixed:
@@ -188,7 +186,7 @@ def split_head(root: str, *, message: str | None = None, classify: Classifier | 
                           f"({describe([r.removeprefix('refs/remotes/') for r in remotes], 2)}); "
                           "rewriting it would fork the shared history")
     parent = parents[0]
-    deltas = tree_deltas(root, parent, head)
+    deltas = raw_diff.trees(root, parent, head)
     config = load_at(root, parent)
     sides = (classify or default_classifier)(root, config, parent, deltas,
                                              git.Snapshot(root, head))
@@ -239,13 +237,12 @@ def _message_bytes(text: str) -> bytes:
 
 # ---- classification -----------------------------------------------------------------------
 
-def default_classifier(root: str, config: Config, base: str, deltas: Sequence[Delta],
+def default_classifier(root: str, config: Config, base: str, deltas: Sequence[FileChange],
                        new: git.Snapshot) -> Sides:
     """Sides of the change by the scope rules' own classification
     (``ballot_guard.oracle.paths``)."""
 
-    files = tuple(FileChange(d.status, d.path, None, None if d.added else d.old_mode,
-                             None if d.deleted else d.new_mode) for d in deltas)
+    files = tuple(deltas)
     source: Source = "staged" if new.rev is None else "commit"
     label = "staged change" if new.rev is None else f"commit {new.rev[:12]}"
     change = Change(source, label, new.rev, base, files, (), False)

@@ -1,34 +1,72 @@
-"""git's raw diff records are read the same by the bulk reading and the record-by-record one."""
+"""Change records from git: the staged change carries the index's blob ids, and commit
+headers are read once, raw, for the scope rules and split alike."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-from ballot_guard.change.from_git import FileChange, _parse_raw_slow, parse_raw
-
-_MODE = st.sampled_from(["000000", "100644", "100755", "120000", "160000"])
-_STATUS = st.sampled_from("AMDTUX")
-_PATH = st.binary(min_size=1, max_size=12).filter(lambda b: b"\0" not in b)
-_SHA = st.sampled_from(["0" * 40, "a" * 40, "b" * 64])
+from ballot_guard.change.from_git import commit_info, staged_at
+from ballot_guard.split.plumbing import read_commit
+from testing.helpers import init_repo
 
 
-def _record(old: str, new: str, sha: str, status: str, path: bytes) -> bytes:
-    return f":{old} {new} {sha} {sha} {status}".encode() + b"\0" + path + b"\0"
+def test_the_staged_change_carries_the_index_blob_ids(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "r")
+    repo.write("kept.py", "k = 1\n")
+    repo.write("gone.py", "g = 1\n")
+    repo.write("edited.py", "e = 1\n")
+    base = repo.commit_all("base")
+    old = {p: repo.git("rev-parse", f"HEAD:{p}").strip() for p in ("gone.py", "edited.py")}
+    repo.remove("gone.py")
+    repo.write("edited.py", "e = 2\n")
+    repo.write("new\tname.py", "n = 1\n")
+    repo.stage()
+    staged = {rec.split("\t", 1)[1]: rec.split(" ")[1]
+              for rec in repo.git("ls-files", "-s", "-z").split("\0")[:-1]}
+    files = {f.path: f for f in staged_at(str(repo.path), base).files}
+    assert sorted(files) == ["edited.py", "gone.py", "new\tname.py"]
+    assert (files["gone.py"].old_oid, files["gone.py"].new_oid) == (old["gone.py"], None)
+    assert (files["edited.py"].old_oid, files["edited.py"].new_oid) == (
+        old["edited.py"], staged["edited.py"])
+    assert (files["new\tname.py"].old_oid, files["new\tname.py"].new_oid) == (
+        None, staged["new\tname.py"])
 
 
-@given(st.lists(st.tuples(_MODE, _MODE, _SHA, _STATUS, _PATH), max_size=8))
-def test_bulk_and_record_readings_agree(records: list[tuple[str, str, str, str, bytes]]) -> None:
-    data = b"".join(_record(*r) for r in records)
-    parts = data.split(b"\0")[:-1]
-    slow = _parse_raw_slow(parts, "utf-8", "surrogateescape")
-    assert parse_raw(data) == slow
-    assert [f.path for f in slow] == [os.fsdecode(r[4]) for r in records]
-    assert all(type(f) is FileChange for f in parse_raw(data))
+def _raw_commit(repo_path: Path, body: bytes) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin",
+                           "--literally"], cwd=repo_path, input=body, capture_output=True,
+                          check=True).stdout.decode().strip()
 
 
-def test_scored_and_odd_records_are_read_one_by_one() -> None:
-    renamed = b":100644 100644 " + b"a" * 40 + b" " + b"a" * 40 + b" R100\0old\0new\0"
-    assert parse_raw(renamed) == (FileChange("R", "new", "old", "100644", "100644"),)
-    assert parse_raw(b"") == ()
+def test_one_reader_of_commit_headers_for_scope_and_split(tmp_path: Path) -> None:
+    """A commit with two parents, a non-UTF-8 author, a declared encoding, a signature
+    whose continuation lines look like headers, and a message holding a blank-line
+    header lookalike: identities, parents, message bytes and encoding as stored."""
+    repo = init_repo(tmp_path / "r")
+    repo.write("f", "x\n")
+    first = repo.commit_all("one")
+    second = repo.commit("two", allow_empty=True)
+    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    message = b"Subject \xe9\n\nauthor Forged <forged@x> 1 +0000\nCo-authored-by: Bot <b@x>\n"
+    body = (f"tree {tree}\nparent {first}\nparent {second}\n".encode()
+            + b"author Ren\xe9 Name <rene@x.example> 1700000000 +0100\n"
+            + b"committer Com Mitter <c@x.example> 1700000001 -0500\n"
+            + b"encoding ISO-8859-1\n"
+            + b"gpgsig -----BEGIN PGP SIGNATURE-----\n author Not Me <no@x>\n"
+            + b" parent " + b"f" * 40 + b"\n -----END PGP SIGNATURE-----\n"
+            + b"\n" + message)
+    sha = _raw_commit(repo.path, body)
+    info = commit_info(str(repo.path), sha)
+    assert (info.tree, info.parents) == (tree, (first, second))
+    assert info.author == "Ren\ufffd Name <rene@x.example>"
+    assert info.committer == "Com Mitter <c@x.example>"
+    assert info.encoding == "ISO-8859-1"
+    assert info.raw_message == message
+    assert info.message == message.decode("utf-8", "replace")
+    author, parents, raw, encoding = read_commit(str(repo.path), sha)
+    assert (author.name, author.email, author.date) == (
+        os.fsdecode(b"Ren\xe9 Name"), "rene@x.example", "1700000000 +0100")
+    assert author.name.encode("utf-8", "surrogateescape") == b"Ren\xe9 Name"
+    assert (parents, raw, encoding) == ([first, second], message, "ISO-8859-1")

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.change.from_git import FileChange
 from ballot_guard.change.from_patch import PatchError, files, scan, unquote
+from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.errors import CannotJudge
 from testing.helpers import Repo
 from testing.scope_support import adopt, scope_json

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.change.from_git import Change, FileChange
+from ballot_guard.change.from_git import Change
+from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.config import Config
 from ballot_guard.git import Snapshot, empty_tree
 from ballot_guard.oracle.names import HOOK_FILES, ancestors, normal

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from ballot_guard import git
-from ballot_guard.change.from_git import Change, FileChange
+from ballot_guard.change.from_git import Change
+from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.config import Config
 from ballot_guard.oracle.paths import classify
 from ballot_guard.scope.judge import judge_commit, judge_patch, judge_staged

@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ballot_guard.change import identity
-from ballot_guard.change.from_git import Change, FileChange, coauthors
+from ballot_guard.change.from_git import Change, coauthors
+from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.git import Snapshot
 from ballot_guard.scope import judge as scope
 from testing.helpers import Repo, init_repo, run_cli
