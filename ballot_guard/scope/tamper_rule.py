@@ -73,9 +73,10 @@ def _suspects(ctx: ScopeContext, paths: list[str]) -> set[str]:
     word a finding needs (``_SPECIALS``, ``_WORDS``).
 
     Many new staged files are read from the checkout, each kept only when its git
-    object id, computed here, is the index's id for that path: then they are the same
-    bytes (``checkout_read``'s argument), and the scan reads no object.  git's new
-    objects are loose, and ``git grep`` opens and inflates each one, three times the
+    object id, computed here, is the index's id for that path (the new blob id of the
+    staged change's record, so no other git call): then they are the same bytes, and
+    the scan reads no object (``ballot_guard.digest.checkout``).  git's new objects are
+    loose, and ``git grep`` opens and inflates each one, three times the
     cost.  The others (and every file of a commit) go to ``git grep``."""
     if ctx.change.source == "commit" or len(paths) <= _FROM_CHECKOUT:
         return _grep(ctx, paths)
@@ -83,7 +84,7 @@ def _suspects(ctx: ScopeContext, paths: list[str]) -> set[str]:
     # than _FROM_CHECKOUT new files
     from ballot_guard.digest.checkout import LARGE, object_id, worktree_bytes
 
-    staged = _staged_ids(ctx.root)
+    staged = {f.path: f.new_oid for f in ctx.change.files if f.new_oid is not None}
     base = os.fsencode(ctx.root)
     found: set[str] = set()
     rest: list[str] = []
@@ -99,18 +100,6 @@ def _suspects(ctx: ScopeContext, paths: list[str]) -> set[str]:
 
 
 _ALGO = {40: "sha1", 64: "sha256", 0: "sha1"}
-
-
-def _staged_ids(root: str) -> dict[str, str]:
-    """path -> blob id of every stage-0 ``.py`` entry of the index."""
-    data = git.out(["ls-files", "-s", "-z", "--full-name", "--", ":(glob)**/*.py"], cwd=root)
-    ids: dict[str, str] = {}
-    for rec in git.split_z(data):
-        meta, _, path = rec.partition("\t")
-        _mode, oid, stage = meta.split(" ")
-        if stage == "0":
-            ids[path] = oid
-    return ids
 
 
 def _grep(ctx: ScopeContext, paths: list[str]) -> set[str]:

@@ -219,6 +219,28 @@ def test_many_new_files_are_judged_by_their_staged_bytes(project: Repo, worktree
         f"src/many/zz_tamper.py:3: assigns to builtins.sorted: {WHY}"]
 
 
+def test_many_new_files_are_scanned_by_the_ids_the_staged_diff_printed(
+        project: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkout is compared with the blob ids of the staged change's own records: git
+    is asked for no index listing, and files whose bytes match go to no ``git grep``."""
+    from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT
+
+    for i in range(_FROM_CHECKOUT + 1):
+        project.write(f"src/many/m{i:04d}.py", f"def f{i}():\n    return {i}\n")
+    project.write("src/many/zz_tamper.py", "import builtins\n\nbuiltins.sorted = list\n")
+    project.stage()
+    trace = tmp_path / "git-trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    code, doc, _ = _scope(project, "--agent")
+    assert code == 1 and _rule5(doc) == [
+        f"src/many/zz_tamper.py:3: assigns to builtins.sorted: {WHY}"]
+    commands = [line.split("trace: built-in: git ", 1)[1]
+                for line in trace.read_text(errors="replace").splitlines()
+                if "trace: built-in: git " in line]
+    assert any(" diff-index --cached " in f" {c} " for c in commands)
+    assert not [c for c in commands if " ls-files " in f" {c} " or " grep " in f" {c} "]
+
+
 def test_many_plain_new_files_pass(project: Repo) -> None:
     from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT
 
