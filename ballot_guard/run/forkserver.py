@@ -758,8 +758,10 @@ class _Hold:
     another run.
     """
 
-    def __init__(self, go_fd: int | None, path: str, top: str | None = None) -> None:
+    def __init__(self, go_fd: int | None, path: str, top: str | None = None,
+                 ready_fd: int | None = None) -> None:
         self.go_fd = go_fd
+        self.ready_fd = ready_fd
         self.path = path
         self.top = top
         self.defer = False
@@ -779,6 +781,13 @@ class _Hold:
             real = _REALPATH(path)
             if real.startswith(top) and not real.startswith(env):
                 self.early.append(name)
+        if self.ready_fd is not None:  # held: whether project code ran before this point
+            ready, self.ready_fd = self.ready_fd, None
+            try:
+                os.write(ready, b"1" if self.early else b"0")
+            except OSError:
+                pass
+            os.close(ready)
         go = os.read(fd, 1)
         os.close(fd)
         if go != b"g":  # cancelled: the gate is gone or stopped early; run nothing
@@ -883,11 +892,11 @@ def _private(req: dict[str, Any]) -> None:
         sys.dont_write_bytecode = True
 
 
-def _run(req: dict[str, Any], go_fd: int | None = None) -> int:
+def _run(req: dict[str, Any], go_fd: int | None = None, ready_fd: int | None = None) -> int:
     """One pytest session in this process; its exit code."""
     _private(req)
     top = _ROOTS["tree"] or os.getcwd()
-    hold = _Hold(go_fd, req["args"][0], top)
+    hold = _Hold(go_fd, req["args"][0], top, ready_fd)
     os.makedirs(req["home"], exist_ok=True)
     if "hypothesis" in sys.modules or req.get("hypothesis"):
         try:
@@ -986,8 +995,11 @@ def _redirect(log: str) -> None:
     os.close(null)
 
 
-def _child(req: dict[str, Any], go_fd: int, _exit: Any = _EXIT) -> None:
-    """In the run's own process: a session of its own, run, never return."""
+def _child(req: dict[str, Any], go_fd: int, ready_fd: int | None = None,
+           _exit: Any = _EXIT) -> None:
+    """In the run's own process: a session of its own, run, never return.  Once held
+    before anything of the project runs, it says so on ``ready_fd`` ("0", or "1" when
+    project code was imported before that point) and waits for "go" on ``go_fd``."""
     code = CRASH
     try:
         os.setsid()  # its own session and process group: what it starts stays with it
@@ -997,10 +1009,11 @@ def _child(req: dict[str, Any], go_fd: int, _exit: Any = _EXIT) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         if POLICY:  # returns in the run: PID 2 of its own namespaces, in its own view
-            SANDBOX.isolate(POLICY, keep=(0, 1, 2, go_fd), ended=req.get("ended"),
+            keep = (0, 1, 2, go_fd) + ((ready_fd,) if ready_fd is not None else ())
+            SANDBOX.isolate(POLICY, keep=keep, ended=req.get("ended"),
                             writable=os.path.dirname(req["result"]))
         _redirect(req["log"])
-        code = _run(req, go_fd)
+        code = _run(req, go_fd, ready_fd)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else CRASH
     except BaseException:  # noqa: BLE001 - report as a crash, never fall back into the loop
@@ -1177,7 +1190,7 @@ def _write_ended(path: str, ended: int, reaper: bool) -> None:
 
 
 def _keep(req: dict[str, Any], go_fd: int | None, start: Any, *,
-          sandboxed: bool = False) -> None:
+          sandboxed: bool = False, ready_fd: int | None = None) -> None:
     """The keeper: fork the run (``start(go_fd)`` in the new process), relay its "go",
     wait for it, end what it left, exit as it did.  With ``sandboxed`` the run's
     process isolates itself in a PID namespace whose init counts what it ends.
@@ -1198,6 +1211,8 @@ def _keep(req: dict[str, Any], go_fd: int | None, start: Any, *,
             os._exit(CRASH)
         if go_fd is not None:
             os.close(r_go)
+        if ready_fd is not None:
+            os.close(ready_fd)  # the run's alone: it says when it is held
 
         def kill(*_: Any) -> None:
             try:
@@ -1260,7 +1275,7 @@ def _keep(req: dict[str, Any], go_fd: int | None, start: Any, *,
         os._exit(code)
 
 
-def _keeper(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
+def _keeper(req: dict[str, Any], go_fd: int, ready_fd: int, close: list[int]) -> None:
     """In a forked child of the serving parent: become the run's keeper."""
     try:
         os.setpgid(0, 0)
@@ -1274,7 +1289,8 @@ def _keeper(req: dict[str, Any], go_fd: int, close: list[int]) -> None:
         os.close(null)
     except BaseException:  # noqa: BLE001
         os._exit(CRASH)
-    _keep(req, go_fd, lambda r_go: _child(req, r_go), sandboxed=bool(POLICY))
+    _keep(req, go_fd, lambda r_go: _child(req, r_go, ready_fd), sandboxed=bool(POLICY),
+          ready_fd=ready_fd)
 
 
 # Judge modules every run imports only on first use (pytest reading a pyproject.toml,
@@ -1395,6 +1411,7 @@ def serve(policy: str | None = None) -> int:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     prepared: dict[str, tuple[int, int]] = {}   # id -> (pid, go pipe)
+    readies: dict[int, str] = {}                # ready pipe -> id, until the child is held
     running: dict[int, str] = {}                # pid -> id
     ended: dict[int, int] = {}                  # pid -> status, ended before "go"
     buf = b""
@@ -1414,7 +1431,14 @@ def serve(policy: str | None = None) -> int:
                 ended[pid] = status
 
     while open_ or running:
-        ready = select.select([wake_r] + ([0] if open_ else []), [], [])[0]
+        ready = select.select([wake_r, *readies] + ([0] if open_ else []), [], [])[0]
+        for fd in [fd for fd in ready if fd in readies]:
+            try:
+                said = os.read(fd, 1)
+            except OSError:
+                said = b""
+            os.close(fd)  # read once: nothing the run writes later reaches the gate
+            reply({"id": readies.pop(fd), "ready": {b"0": True, b"1": False}.get(said)})
         if wake_r in ready:
             try:
                 while os.read(wake_r, 512):
@@ -1441,11 +1465,15 @@ def serve(policy: str | None = None) -> int:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 go_r, go_w = os.pipe()
+                ready_r, ready_w = os.pipe()
                 pid = os.fork()
-                if pid == 0:  # no descriptor of the parent's, nor another run's go pipe
-                    _keeper(msg["req"], go_r, [go_w, wake_r, wake_w, private,
-                                               *(g for _p, g in prepared.values())])
+                if pid == 0:  # no descriptor of the parent's, nor another run's pipes
+                    _keeper(msg["req"], go_r, ready_w,
+                            [go_w, ready_r, wake_r, wake_w, private,
+                             *(g for _p, g in prepared.values()), *readies])
                 os.close(go_r)
+                os.close(ready_w)
+                readies[ready_r] = msg["id"]
                 try:
                     os.setpgid(pid, pid)
                 except OSError:

@@ -17,14 +17,16 @@ from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge
 
 
-def policy(config: Config, *, top: str, tree: str) -> dict[str, Any]:
+def policy(config: Config, *, top: str, tree: str, workdir: str | None = None
+           ) -> dict[str, Any]:
     """The sandbox a gate's runs get: the checkouts copy-on-write, every git directory
-    of them read-only (each run may also write its own directory of the gate's run
-    directory, where its log and result go)."""
+    of them read-only, and the gate's run directory ``workdir`` hidden: each run sees
+    there only its own directory (made writable for it: its log and result go there),
+    never another run's, nor what is left of one."""
     trees = sorted({os.path.realpath(top), os.path.realpath(tree)})
     gitdirs = sorted({d for t in trees for d in git.git_dirs(t)})
     return {"mode": config.sandbox, "network": config.network, "overlay": trees,
-            "readonly": gitdirs, "writable": []}
+            "readonly": gitdirs, "hidden": [workdir] if workdir else [], "writable": []}
 
 
 def check(config: Config, isolation: Mapping[str, Any] | None) -> None:

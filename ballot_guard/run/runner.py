@@ -36,6 +36,7 @@ from ballot_guard.run.interpreter import (
     resolve_runner,
 )
 from ballot_guard.run.schedule import Scheduler
+from ballot_guard.run.trash import Trash
 from ballot_guard.vote.freeze_hint import excerpt
 
 __all__ = ["Run", "RunnerInfo", "Session", "check_not_tracked", "find_interpreter",
@@ -248,8 +249,12 @@ def _show(d: Mapping[str, Any]) -> str:
     return ", ".join(f"{v} {k}" for k, v in sorted(d.items())) or "nothing"
 
 
+def _remove(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_out: bool,
-            start: float, timeout: float) -> Run:
+            start: float, timeout: float, discard: Callable[[str], None] = _remove) -> Run:
     seconds = time.monotonic() - start
     outcome = outcome_of(exit_code, timed_out)
     raw = _counts_raw(req["result"])
@@ -285,7 +290,7 @@ def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_o
               bool(raw.get("early")), start,
               _ended(req.get("ended")))
     if req.get("dir"):
-        shutil.rmtree(req["dir"], ignore_errors=True)  # its TMPDIR, HOME, bytecode, log
+        discard(req["dir"])  # its TMPDIR, HOME, bytecode, log
     return run
 
 
@@ -448,9 +453,25 @@ class _ForkServer:
         self.live.add(pid)
         return rid
 
-    def go(self, rid: str, req: dict[str, Any], timeout: float, *, alone: bool = True) -> Run:
+    def held(self, rid: str, within: float) -> bool | None:
+        """Wait until a prepared run is held before anything of the project runs:
+        True when no project code ran before that point, False when some did, None
+        when it cannot tell (it ended first, or did not say within ``within``
+        seconds: then it is left to go as it is)."""
+        try:
+            got = self._await(rid, ("ready",), time.monotonic() + within)
+        except EOFError:
+            return None
+        said = None if got is None else got.get("ready")
+        return said if isinstance(said, bool) else None
+
+    def go(self, rid: str, req: dict[str, Any], timeout: float, *, alone: bool = True,
+           meanwhile: Callable[[], None] = lambda: None,
+           discard: Callable[[str], None] = _remove) -> Run:
         """Release a prepared run and wait for its end, ``timeout`` at most: then its
         group is killed, and a server that cannot report that end within GRACE too.
+        ``meanwhile`` is called once the run is released (preparing the next one
+        there keeps its fork off the run's path).
 
         Alone on its server, such a run is a ``timeout``.  Beside other runs
         (``alone`` False) it may not be the one that stopped the server: RunnerStopped,
@@ -462,6 +483,7 @@ class _ForkServer:
         try:
             self._send({"op": "go", "id": rid}, deadline)
             if self._await(rid, ("started",), deadline) is not None:
+                meanwhile()
                 status = self._await(rid, ("exit", "signal"), deadline)
             timed_out = status is None
             if timed_out:
@@ -482,7 +504,7 @@ class _ForkServer:
                 self.inbox.pop(rid, None)
         assert status is not None
         return _finish(req, status.get("exit"), status.get("signal"), timed_out, start,
-                       timeout)
+                       timeout, discard)
 
     @property
     def alive(self) -> bool:
@@ -540,7 +562,8 @@ def _usable_cpus() -> int:
 
 
 def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, str],
-               timeout: float, live: set[int], top: str | None = None) -> Run:
+               timeout: float, live: set[int], top: str | None = None,
+               discard: Callable[[str], None] = _remove) -> Run:
     """The fallback: one fresh process per run (its own process group)."""
     start = time.monotonic()
     with open(req["log"], "wb") as log:
@@ -567,7 +590,7 @@ def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, 
     finally:
         live.discard(proc.pid)
     sig = -code if code < 0 else None
-    return _finish(req, None if sig else code, sig, timed_out, start, timeout)
+    return _finish(req, None if sig else code, sig, timed_out, start, timeout, discard)
 
 
 def _no_server(sandbox: Mapping[str, Any]) -> dict[str, Any]:
@@ -607,6 +630,7 @@ class Session:
         self.counter = itertools.count(1)
         self.site: site_watch.Signature = {}
         self.site_lock = threading.Lock()
+        self.trash = Trash(workdir)  # each run's directory, out of the next one's way
 
     def launch(self) -> None:
         """Start the runner (without waiting for it): overlaps its start-up."""
@@ -702,7 +726,8 @@ class Session:
                 while (task := sched.take()) is not None:
                     done(task, _run_fresh(self.python, self.request(task[1]), cwd=self.cwd,
                                           env=self.env, timeout=self.timeout,
-                                          live=self.fresh, top=self.top))
+                                          live=self.fresh, top=self.top,
+                                          discard=self.trash.put))
             workers = [fresh_worker] * self.jobs
         else:
             workers = [functools.partial(self._work, sched, done, None)]
@@ -745,15 +770,23 @@ class Session:
                     prepared = (z.prepare(req), req, z)
                 rid, req, _ = prepared
                 prepared = None
+                if not ahead and self.ahead:  # no project code before its hold: from now on
+                    ahead = z.held(rid, min(PROMPT, self.timeout)) is True
                 if ahead and self.ahead and self._core_free(z):
                     nxt = sched.take(wait=False)
+
+                def prepare_next(z: _ForkServer = z, nxt: tuple[Hashable, str] | None = nxt
+                                 ) -> None:
+                    nonlocal prepared
                     if nxt is not None:  # its start-up overlaps this run; no project code yet
                         nreq = dict(self.request(nxt[1]), idle=z.idle)
                         prepared = (z.prepare(nreq), nreq, z)
+
                 with self.going_lock:
                     self.going += 1
                 try:
-                    run = z.go(rid, req, self.timeout, alone=lost is None)
+                    run = z.go(rid, req, self.timeout, alone=lost is None,
+                               meanwhile=prepare_next, discard=self.trash.put)
                 finally:
                     with self.going_lock:
                         self.going -= 1
@@ -803,6 +836,7 @@ class Session:
         if self.forkserver is not None:
             self.forkserver.close()
         self.forkserver = None
+        self.trash.close()
 
     def __enter__(self) -> Session:
         return self

@@ -338,7 +338,7 @@ def _mkdirs(path: str) -> None:
 def _exposures(policy: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(kind, real path) of what a run sees of the real filesystem, parents first."""
     seen: dict[str, str] = {}
-    for kind in ("overlay", "readonly", "writable"):
+    for kind in ("overlay", "readonly", "hidden", "writable"):
         for path in policy.get(kind) or ():
             real = os.path.realpath(path)
             if os.path.isdir(real) and real != "/" and real not in seen:
@@ -361,7 +361,9 @@ def _view(policy: Mapping[str, Any]) -> None:
         for i, (kind, path, fd) in enumerate(fds):
             _mkdirs(path)
             source = f"/proc/self/fd/{fd}"
-            if kind == "overlay":
+            if kind == "hidden":  # an empty place of the run's own, where others' runs are
+                _mount("tmpfs", path, "tmpfs", private, "mode=700")
+            elif kind == "overlay":
                 upper, work = f"{STAGE}/{i}/u", f"{STAGE}/{i}/w"
                 os.makedirs(upper)
                 os.makedirs(work)

@@ -184,7 +184,8 @@ class Stage:
         sdir = state_dir(self.top)
         env = run_env(git.scrubbed_env(self.environ), seed=self.seed)
         self.workdir = tempfile.mkdtemp(prefix="run-", dir=sdir)
-        sandbox = isolation.policy(self.config, top=self.top, tree=self.tree)
+        sandbox = isolation.policy(self.config, top=self.top, tree=self.tree,
+                                   workdir=self.workdir)
         self.session = Session(python, cwd=self.tree, env=env, workdir=self.workdir,
                                seed=self.seed, timeout=self.config.timeout, jobs=self.jobs,
                                top=self.top, sandbox=sandbox)

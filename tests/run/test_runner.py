@@ -1,6 +1,7 @@
 """Which interpreter runs the properties, and how a run is isolated."""
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -209,3 +210,28 @@ def test_a_runner_that_dies_is_an_error_and_the_next_runs_go_on(project: Repo) -
     props = scorecard(project)["properties"]
     assert props["a_killer"]["ballot"] == "error"
     assert props["b_ok"]["ballot"] == "pass"
+
+
+def test_the_next_run_is_prepared_while_the_first_one_goes(project: Repo,
+                                                           tmp_path: Path) -> None:
+    """A prepared run says, once held, that no project code ran before its hold: so
+    preparing ahead starts with the first run, not after it (each run's process
+    was started while the run before it went)."""
+    log = tmp_path / "runs.log"
+    prop = (KEEPS_STATE + "import os, time\n"
+            "def ticks():\n"
+            "    with open('/proc/self/stat') as f:\n"
+            "        return int(f.read().rpartition(')')[2].split()[19])\n"
+            "def test_slow():\n"
+            "    time.sleep(0.4)\n"
+            "    with open('/proc/uptime') as f:\n"
+            "        now = float(f.read().split()[0])\n"
+            f"    with open({str(log)!r}, 'a') as f:\n"
+            "        f.write(f'{ticks() / os.sysconf(\"SC_CLK_TCK\")} {now}\\n')\n")
+    make_project(project, {"a": prop, "b": prop})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    runs = [tuple(map(float, line.split())) for line in log.read_text().splitlines()]
+    assert len(runs) == 4
+    for (_, ended), (started, _) in itertools.pairwise(runs):
+        assert started < ended, runs  # the first run included

@@ -182,6 +182,24 @@ def test_a_run_has_a_private_empty_tmp(project: Repo) -> None:
         os.unlink(outside)
 
 
+def test_a_run_sees_no_other_run_of_the_gate(project: Repo) -> None:
+    """In the gate's run directory a run finds its own directory and nothing else: not
+    the runs going beside it (``--jobs 2``), nor what is left of the runs before it
+    (their directories wait in the trash, which no run can see)."""
+    prop = ("import os\n"
+            "def test_alone():\n"
+            "    mine = os.path.dirname(os.environ['TMPDIR'])\n"
+            "    open(os.path.join(mine, 'left-by-a-run'), 'w').close()\n"
+            "    assert os.listdir(os.path.dirname(mine)) == [os.path.basename(mine)]\n")
+    make_project(project, {"a": prop, "b": prop, "c": prop}, table="repeats = 3\n")
+    code, out = gate(project, "--jobs", "2")
+    assert code == 0, out
+    assert [r["outcome"] for p in scorecard(project)["properties"].values()
+            for r in p["runs"]] == ["pass"] * 9
+    assert sorted(os.listdir(project.path / ".ballot_guard")) == [".gitignore",
+                                                                  "scorecard.json"]
+
+
 def test_a_run_holds_no_descriptor_of_the_runner(project: Repo) -> None:
     prop = ("import os, stat\n"
             "def test_fds():\n"
