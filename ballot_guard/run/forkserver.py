@@ -346,7 +346,108 @@ _VOLATILE_KEYS = frozenset({"__warningregistry__", "_pytest_diamond_inheritance_
 _STATEFUL = ("hypothesis.internal.", "hypothesis.configuration")
 _MISSING = object()
 _PROFILES = "hypothesis settings profiles"
-from operator import is_not  # noqa: E402
+from operator import attrgetter, is_not  # noqa: E402
+from types import FunctionType  # noqa: E402
+
+_CODE, _DEFAULTS, _KWDEFAULTS = (attrgetter("__code__"), attrgetter("__defaults__"),
+                                 attrgetter("__kwdefaults__"))
+_FUNCTION_KINDS = frozenset({FunctionType, staticmethod, classmethod, property})
+_EMPTY_CELL = object()
+
+
+def _functions_of(value: Any, depth: int = 2) -> list[FunctionType]:
+    """The Python functions behind an attribute: the function itself, the ones a
+    method, property or decorator wraps (``__wrapped__``, the cells of its closure)."""
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if isinstance(value, property):
+        return [f for x in (value.fget, value.fset, value.fdel) for f in _functions_of(x, depth)]
+    if not isinstance(value, FunctionType):
+        return []
+    found = [value]
+    if depth > 0:
+        wrapped = value.__dict__.get("__wrapped__")
+        if wrapped is not None:
+            found += _functions_of(wrapped, depth - 1)
+        for cell in value.__closure__ or ():
+            try:
+                inner = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(inner, FunctionType):
+                found += _functions_of(inner, depth - 1)
+    return found
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _EMPTY_CELL
+
+
+class _Functions:
+    """What a function of the judge does without its name changing: its code, its
+    defaults (and the values of its keyword defaults), what its closure holds.
+    Replacing ``Function.runtest.__code__`` keeps every attribute of every module as
+    it was; this is where it shows."""
+
+    def __init__(self) -> None:
+        self.funcs: list[FunctionType] = []
+        self.ids: set[int] = set()
+        self._take()
+
+    def add(self, values: Any) -> None:
+        kinds, ids, funcs = _FUNCTION_KINDS, self.ids, self.funcs
+        for value in [v for v in values if type(v) in kinds and id(v) not in ids]:
+            if type(value) is FunctionType and value.__closure__ is None \
+                    and "__wrapped__" not in value.__dict__:
+                ids.add(id(value))  # the common case, without a call
+                funcs.append(value)
+                continue
+            for f in _functions_of(value):
+                if id(f) not in ids:
+                    ids.add(id(f))
+                    funcs.append(f)
+
+    def _take(self) -> None:
+        funcs = self.funcs
+        self.codes = tuple(map(_CODE, funcs))
+        self.defaults = tuple(map(_DEFAULTS, funcs))
+        self.kwdefaults = tuple(map(_KWDEFAULTS, funcs))
+        self.kw = [(f, d, tuple(d.values())) for f, d in zip(funcs, self.kwdefaults, strict=True)
+                   if d]
+        self.cells = [(f, c) for f in funcs for c in f.__closure__ or ()]
+        self.contents = tuple(_cell(c) for _, c in self.cells)
+
+    def changed(self) -> list[str]:
+        """Each function whose code, defaults or closure changed, by its full name."""
+        funcs = self.funcs
+        found: dict[int, FunctionType] = {}
+        for get, then in ((_CODE, self.codes), (_DEFAULTS, self.defaults),
+                          (_KWDEFAULTS, self.kwdefaults)):
+            if any(map(is_not, map(get, funcs), then)):
+                found.update((id(f), f) for f, was in zip(funcs, then, strict=True)
+                             if get(f) is not was)
+        for f, d, values in self.kw:
+            if len(d) != len(values) or any(map(is_not, d.values(), values)):
+                found[id(f)] = f
+        if any(map(is_not, map(_cell, (c for _, c in self.cells)), self.contents)):
+            found.update((id(f), f) for (f, c), then in zip(self.cells, self.contents,
+                                                           strict=True)
+                         if _cell(c) is not then)
+        return sorted(f"{getattr(f, '__module__', '?')}.{f.__qualname__}"
+                      for f in found.values())
+
+    def rebase(self, new_values: Any) -> list[str]:
+        """What changed so far (never set-up: pytest's and Hypothesis's configuration
+        do not rewrite functions), then the functions of ``new_values`` watched too."""
+        changed = self.changed()
+        before = len(self.funcs)
+        self.add(new_values)
+        if changed or len(self.funcs) != before:
+            self._take()
+        return changed
 
 
 def _data(value: Any) -> bool:
@@ -380,6 +481,7 @@ class _Integrity:
     def __init__(self) -> None:
         self.spaces: list[tuple[str, Any, tuple[Any, ...], tuple[Any, ...], bool]] = []
         self.getters: list[tuple[str, Callable[[], tuple[Any, ...]], tuple[Any, ...]]] = []
+        self.functions = _Functions()
 
     @classmethod
     def take(cls) -> _Integrity:
@@ -392,6 +494,11 @@ class _Integrity:
             for attr, obj in list(ns.items()):
                 if isinstance(obj, type) and obj.__dict__.get("__module__") == name:
                     snap._add(f"{name}.{attr}", obj.__dict__)
+        snap.functions = _Functions()
+        for _label, _ns, _keys, values, _stateful in snap.spaces:
+            snap.functions.add(values)
+        snap.functions.add(vars(sys).values())
+        snap.functions._take()
         snap._getter("sys", lambda: tuple(sys.__dict__.get(k) for k in _SYS))
         snap._getter("sys.meta_path", lambda: tuple(sys.meta_path))
         hs = sys.modules.get("hypothesis._settings")
@@ -435,6 +542,7 @@ class _Integrity:
                 now = ()
             if len(now) != len(then) or any(map(is_not, now, then)):
                 found.append(label)
+        found += (name for name in self.functions.changed() if name not in found)
         return found
 
     def rebase(self) -> list[str]:
@@ -445,6 +553,7 @@ class _Integrity:
         conftest's import of the code under test)."""
         replaced: list[str] = []
         spaces = []
+        fresh: list[Any] = []  # the values of namespaces set up since: their functions too
         for space in self.spaces:
             label, ns, keys, values, stateful = space
             if len(ns) == len(values) and not any(map(is_not, ns.values(), values)):
@@ -457,7 +566,9 @@ class _Integrity:
                             and not _benign(label, str(key), then, now, False):
                         replaced.append(f"{label}.{key}")
             spaces.append((label, ns, tuple(ns.keys()), tuple(ns.values()), stateful))
+            fresh.extend(ns.values())
         self.spaces = spaces
+        replaced += (n for n in self.functions.rebase(fresh) if n not in replaced)
         getters = []
         for label, get, _then in self.getters:
             try:
@@ -550,17 +661,18 @@ def _all_code_files(pm: Any) -> dict[int, set[str]]:
     return found
 
 
-def plugin_files(pm: Any) -> list[str]:
+def plugin_files(pm: Any, skip: Any = frozenset()) -> list[str]:
     """Every loaded pytest plugin that may be the project's own code, as real paths:
     plugin modules and hook functions outside the interpreter's installation
     (conftests, ``-p`` modules, editable installs, a plugin object whose class claims
     another module), and, for plugins installed from a local directory
     (``pip install .``), that directory prefixed with ``dist:``.  The parent judges
-    which of them lie in the repository outside the oracle."""
+    which of them lie in the repository outside the oracle.  Plugins whose ``id`` is
+    in ``skip`` (listed already) are left out."""
     found: set[str] = set()
     code_files = _all_code_files(pm)
     for _name, plugin in pm.list_name_plugin():
-        if plugin is None or isinstance(plugin, (_Plugin, _Hold)):
+        if plugin is None or isinstance(plugin, (_Plugin, _Hold)) or id(plugin) in skip:
             continue  # ours (this file may lie in a checkout of ballot-guard itself)
         module = plugin if hasattr(plugin, "__file__") and not isinstance(plugin, type) \
             else sys.modules.get(getattr(type(plugin), "__module__", ""))
@@ -576,7 +688,9 @@ def plugin_files(pm: Any) -> list[str]:
         loaded = pm.list_plugin_distinfo()
     except Exception:  # noqa: BLE001
         loaded = ()
-    for _plugin, dist in loaded:
+    for plugin, dist in loaded:
+        if id(plugin) in skip:
+            continue
         where = _source_url(dist)
         if where is not None:
             found.add(f"dist:{where}")
@@ -638,6 +752,7 @@ class _Plugin:
         self.replaced: list[str] = []
         self.registered: list[str] = []
         self.plugins_then: dict[int, Any] | None = None
+        self.plugin_list: list[str] | None = None  # plugin_files when collection began
         self.hooks_then: dict[str, tuple[Any, ...]] = {}
         self.config: Any = None
 
@@ -662,6 +777,10 @@ class _Plugin:
         pm = session.config.pluginmanager
         self.plugins_then = {id(p): p for p in pm.get_plugins()}
         self.hooks_then = _hooks(pm)
+        try:  # listed here, before the run: at its end only the plugins added since
+            self.plugin_list = plugin_files(pm)
+        except Exception as exc:  # noqa: BLE001 - reported, judged by the parent
+            self.plugin_list = [f"?{type(exc).__name__}: {exc}"]
 
     def _check(self, session: Any) -> None:
         if self.integrity is not None:
@@ -717,7 +836,9 @@ class _Plugin:
         self._check(session)
         data: dict[str, Any] = dict(self.counts)
         try:
-            data["plugins"] = plugin_files(session.config.pluginmanager)
+            listed = self.plugin_list is not None and self.plugins_then is not None
+            data["plugins"] = sorted({*(self.plugin_list or ()), *plugin_files(
+                session.config.pluginmanager, self.plugins_then if listed else ())})
         except Exception as exc:  # noqa: BLE001 - reported, judged by the parent
             data["plugins"] = [f"?{type(exc).__name__}: {exc}"]
         data["early"] = self.hold.early

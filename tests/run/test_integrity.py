@@ -47,6 +47,16 @@ ATTACKS = {
                                        "_pytest.python.Function._getobj = "
                                        "lambda self: (lambda *a, **k: None)\n" + BUGGY,
                                   "_pytest.python.Function._getobj"),
+    "Function.runtest's code swapped": (TWO, "import _pytest.python\n"
+                                             "def _nothing(self):\n    pass\n"
+                                             "_pytest.python.Function.runtest.__code__ = "
+                                             "_nothing.__code__\n" + BUGGY,
+                                        "_pytest.python.Function.runtest"),
+    # pytest's own exit status is 0 then: no report is logged
+    "runtestprotocol's default changed": (TWO, "import _pytest.runner\n"
+                                               "_pytest.runner.runtestprotocol.__defaults__ = "
+                                               "(False, None)\n" + BUGGY,
+                                          "_pytest.runner.runtestprotocol"),
     "builtins.sorted replaced": (SORTS, "import builtins\n"
                                         "builtins.sorted = lambda xs, **k: list(xs)\n" + ARRANGE,
                                  "builtins.sorted"),
