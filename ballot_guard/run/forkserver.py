@@ -50,7 +50,10 @@ import json  # noqa: E402 - after the references above
 
 _DUMPS = json.dumps
 from collections.abc import Callable  # noqa: E402 - after the references above
-from typing import Any  # noqa: E402 - after the references above
+from typing import TYPE_CHECKING, Any  # noqa: E402 - after the references above
+
+if TYPE_CHECKING:  # this file runs alone in the project's interpreter: names for the checker
+    from ballot_guard.run.protocol import Describe, Reply, RunRequest
 
 # Exit code of a child whose own machinery (not pytest) failed.
 CRASH = 70
@@ -298,11 +301,11 @@ def _private_bytecode() -> None:
     ext.cache_from_source = _cache_from_source(ext.cache_from_source)
 
 
-def describe() -> dict[str, Any]:
+def describe() -> Describe:
     """What this interpreter offers: pytest (required), Hypothesis, pytest-randomly."""
     import importlib.util
 
-    info: dict[str, Any] = {"ok": False, "python": sys.executable,
+    info: Describe = {"ok": False, "python": sys.executable,
                             "version": sys.version.split()[0]}
     try:
         import pytest
@@ -995,7 +998,7 @@ def _confined(args: list[str], top: str) -> list[str]:
     return [args[0], "-c", config, f"--rootdir={base}", f"--confcutdir={base}", *args[1:]]
 
 
-def _private(req: dict[str, Any]) -> None:
+def _private(req: RunRequest) -> None:
     """This run's own empty TMPDIR, HOME and bytecode folder (removed after it)."""
     for key in ("tmp", "home_dir", "pycache"):
         if req.get(key):
@@ -1013,7 +1016,7 @@ def _private(req: dict[str, Any]) -> None:
         sys.dont_write_bytecode = True
 
 
-def _run(req: dict[str, Any], go_fd: int | None = None, ready_fd: int | None = None) -> int:
+def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None) -> int:
     """One pytest session in this process; its exit code."""
     _private(req)
     top = _ROOTS["tree"] or os.getcwd()
@@ -1116,7 +1119,7 @@ def _redirect(log: str) -> None:
     os.close(null)
 
 
-def _child(req: dict[str, Any], go_fd: int, ready_fd: int | None = None,
+def _child(req: RunRequest, go_fd: int, ready_fd: int | None = None,
            _exit: Any = _EXIT) -> None:
     """In the run's own process: a session of its own, run, never return.  Once held
     before anything of the project runs, it says so on ``ready_fd`` ("0", or "1" when
@@ -1310,7 +1313,7 @@ def _write_ended(path: str, ended: int, reaper: bool) -> None:
         print(f"ballot-guard keeper: cannot record what it ended: {exc}", file=sys.stderr)
 
 
-def _keep(req: dict[str, Any], go_fd: int | None, start: Any, *,
+def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
           sandboxed: bool = False, ready_fd: int | None = None) -> None:
     """The keeper: fork the run (``start(go_fd)`` in the new process), relay its "go",
     wait for it, end what it left, exit as it did.  With ``sandboxed`` the run's
@@ -1396,7 +1399,7 @@ def _keep(req: dict[str, Any], go_fd: int | None, start: Any, *,
         os._exit(code)
 
 
-def _keeper(req: dict[str, Any], go_fd: int, ready_fd: int, close: list[int]) -> None:
+def _keeper(req: RunRequest, go_fd: int, ready_fd: int, close: list[int]) -> None:
     """In a forked child of the serving parent: become the run's keeper."""
     try:
         os.setpgid(0, 0)
@@ -1491,7 +1494,7 @@ def _preimport(template: bool = False) -> None:
         gc.freeze()
 
 
-def _status(status: int) -> dict[str, Any]:
+def _status(status: int) -> Reply:
     if os.WIFSIGNALED(status):
         return {"signal": os.WTERMSIG(status)}
     return {"exit": os.WEXITSTATUS(status)}
@@ -1507,7 +1510,7 @@ def serve(policy: str | None = None) -> int:
     os.dup2(2, 1)
     out = os.fdopen(private, "w", buffering=1)
 
-    def reply(msg: dict[str, Any]) -> None:
+    def reply(msg: Reply | Describe) -> None:
         out.write(json.dumps(msg) + "\n")
         out.flush()
 
@@ -1624,7 +1627,7 @@ def serve(policy: str | None = None) -> int:
     return 0
 
 
-def _once(req: dict[str, Any]) -> int:
+def _once(req: RunRequest) -> int:
     if describe()["ok"]:
         _preimport()
     _add_cwd()

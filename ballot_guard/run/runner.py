@@ -35,6 +35,7 @@ from ballot_guard.run.interpreter import (
     probe,
     resolve_runner,
 )
+from ballot_guard.run.protocol import Request, RunRequest
 from ballot_guard.run.schedule import Scheduler
 from ballot_guard.run.trash import Trash
 from ballot_guard.vote.freeze_hint import excerpt
@@ -253,7 +254,7 @@ def _remove(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _finish(req: dict[str, Any], exit_code: int | None, sig: int | None, timed_out: bool,
+def _finish(req: RunRequest, exit_code: int | None, sig: int | None, timed_out: bool,
             start: float, timeout: float, discard: Callable[[str], None] = _remove) -> Run:
     seconds = time.monotonic() - start
     outcome = outcome_of(exit_code, timed_out)
@@ -331,6 +332,8 @@ class _ForkServer:
                                          stderr=err, start_new_session=True)
         assert self.proc.stdin is not None
         os.set_blocking(self.proc.stdin.fileno(), False)
+        # replies as they came: the server runs beside the code under test, so each is
+        # read with checks, never trusted to have the shape of protocol.Reply
         self.inbox: dict[str, dict[str, Any]] = {}
         self.eof = False
         self.killed = False
@@ -410,7 +413,7 @@ class _ForkServer:
         self.idle = line.get("idle") is True
         return self.info
 
-    def _send(self, msg: dict[str, Any], deadline: float) -> None:
+    def _send(self, msg: Request, deadline: float) -> None:
         """Write one request, without blocking past ``deadline`` (RunnerStopped then)."""
         assert self.proc.stdin is not None
         fd = self.proc.stdin.fileno()
@@ -442,7 +445,7 @@ class _ForkServer:
             self._stopped("gave no process id")  # never a signal to group 0 or 1
         return pid
 
-    def prepare(self, req: dict[str, Any]) -> str:
+    def prepare(self, req: RunRequest) -> str:
         rid = str(next(self.ids))
         deadline = time.monotonic() + PROMPT
         self._send({"op": "prepare", "id": rid, "req": req}, deadline)
@@ -465,7 +468,7 @@ class _ForkServer:
         said = None if got is None else got.get("ready")
         return said if isinstance(said, bool) else None
 
-    def go(self, rid: str, req: dict[str, Any], timeout: float, *, alone: bool = True,
+    def go(self, rid: str, req: RunRequest, timeout: float, *, alone: bool = True,
            meanwhile: Callable[[], None] = lambda: None,
            discard: Callable[[str], None] = _remove) -> Run:
         """Release a prepared run and wait for its end, ``timeout`` at most: then its
@@ -561,7 +564,7 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _run_fresh(python: str, req: dict[str, Any], *, cwd: str, env: Mapping[str, str],
+def _run_fresh(python: str, req: RunRequest, *, cwd: str, env: Mapping[str, str],
                timeout: float, live: set[int], top: str | None = None,
                discard: Callable[[str], None] = _remove) -> Run:
     """The fallback: one fresh process per run (its own process group)."""
@@ -675,7 +678,7 @@ class Session:
                        os.path.join(self.workdir, f"forkserver-{n}.log"), self.sandbox,
                        self.top)
 
-    def request(self, path: str) -> dict[str, Any]:
+    def request(self, path: str) -> RunRequest:
         assert self.info is not None
         base = os.path.join(self.workdir, f"run-{next(self.counter)}")
         os.mkdir(base)
@@ -758,7 +761,7 @@ class Session:
         killed under it is put there, not voted: the caller runs it again alone."""
         ahead = False  # only after a run showed no project code before its "go"
         task = sched.take()
-        prepared: tuple[str, dict[str, Any], _ForkServer] | None = None
+        prepared: tuple[str, RunRequest, _ForkServer] | None = None
         while task is not None:
             nxt: tuple[Hashable, str] | None = None
             try:
@@ -779,7 +782,8 @@ class Session:
                                  ) -> None:
                     nonlocal prepared
                     if nxt is not None:  # its start-up overlaps this run; no project code yet
-                        nreq = dict(self.request(nxt[1]), idle=z.idle)
+                        nreq = self.request(nxt[1])
+                        nreq["idle"] = z.idle
                         prepared = (z.prepare(nreq), nreq, z)
 
                 with self.going_lock:

@@ -1,0 +1,88 @@
+"""The fork server's protocol: one JSON object a line, each way.
+
+``runner.py`` (the gate's side) writes requests to the server's stdin;
+``forkserver.py`` (in the project's interpreter) answers on its stdout, each
+reply naming the request it answers by ``id``.  The server file runs alone in
+that interpreter and imports nothing of ballot-guard, so it names these types
+only for the type checker.
+
+    gate -> server   {"op": "prepare", "id": "3", "req": {...RunRequest}}
+    server -> gate   {"id": "3", "prepared": 4242}   its keeper, forked
+    server -> gate   {"id": "3", "ready": true}      held before any project code
+                                                     (false: some ran before; null:
+                                                     it ended first)
+    gate -> server   {"op": "go", "id": "3"}         or {"op": "cancel", "id": "3"}
+    server -> gate   {"id": "3", "started": 4242}
+    server -> gate   {"id": "3", "exit": 0}          or {"id": "3", "signal": 9}
+
+The first line the server writes is its handshake (``Describe``, with ``id``
+absent: filed under ``"None"``).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+
+class RunRequest(TypedDict, total=False):
+    """What one run is given: its pytest arguments and its own files."""
+
+    args: list[str]      # pytest's arguments, the property's path first
+    dir: str             # the run's own directory, removed after it
+    log: str             # its output
+    result: str          # the counts and checks it reports (JSON)
+    home: str            # Hypothesis's home directory
+    tmp: str             # its TMPDIR
+    home_dir: str        # its HOME
+    pycache: str         # its bytecode folder
+    ended: str           # how many processes were ended after it
+    hypothesis: bool     # whether the interpreter has Hypothesis
+    idle: bool           # prepared ahead: waits at the idle priority
+
+
+class Prepare(TypedDict):
+    op: Literal["prepare"]
+    id: str
+    req: RunRequest
+
+
+class Go(TypedDict):
+    op: Literal["go"]
+    id: str
+
+
+class Cancel(TypedDict):
+    op: Literal["cancel"]
+    id: str
+
+
+Request = Prepare | Go | Cancel
+
+
+class Reply(TypedDict, total=False):
+    """One reply about the request ``id`` (each carries one of the other keys)."""
+
+    id: str
+    prepared: int        # the run's keeper (its process group)
+    ready: bool | None
+    started: int
+    exit: int
+    signal: int
+
+
+class Describe(TypedDict, total=False):
+    """The handshake: what the interpreter offers, and how the server runs."""
+
+    ok: bool
+    error: str
+    python: str
+    version: str
+    pytest: str
+    hypothesis: str | None
+    randomly: bool
+    site: list[str]
+    idle: bool           # a run prepared ahead can wait at the idle priority
+    fork: bool           # it can fork runs (no threads in the server)
+    isolation: dict[str, Any] | None
+
+
+__all__ = ["Cancel", "Describe", "Go", "Prepare", "Reply", "Request", "RunRequest"]
