@@ -1215,8 +1215,59 @@ def _can_idle() -> bool:
     return os.waitpid(pid, 0)[1] == 0
 
 
+def _state(pid: int) -> bytes | None:
+    """A process's state letter from /proc (None when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.rindex(b")") + 2:].split()[0]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _children(pid: int) -> list[int] | None:
+    """``pid``'s children, from each of its threads' /proc ``children`` list; None where
+    the kernel keeps no such list."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                kids += map(int, f.read().split())
+        except FileNotFoundError:
+            if os.path.exists(f"/proc/{pid}/task/{tid}"):
+                return None  # the thread is there, its list is not: none is kept
+            continue
+        except (OSError, ValueError):
+            continue
+    return kids
+
+
 def _below(root: int) -> list[int]:
-    """Every live (not zombie) process whose ancestry leads to ``root``, from /proc."""
+    """Every live (not zombie) process whose ancestry leads to ``root``: walked down
+    from ``root`` through /proc's children lists (a few reads for a run's few
+    processes), or, where the kernel keeps none, from every process's parent."""
+    found: list[int] = []
+    seen = {root}
+    todo = [root]
+    while todo:
+        kids = _children(todo.pop())
+        if kids is None:
+            return _below_by_parent(root)
+        for kid in kids:
+            if kid not in seen:
+                seen.add(kid)
+                todo.append(kid)
+                if _state(kid) not in (None, b"Z"):
+                    found.append(kid)
+    return found
+
+
+def _below_by_parent(root: int) -> list[int]:
+    """``_below`` from every process's parent (all of /proc read)."""
     kids: dict[int, list[int]] = {}
     try:
         names = os.listdir("/proc")
