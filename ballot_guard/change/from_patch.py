@@ -127,7 +127,7 @@ def files(root: str, data: bytes, p0: list[str] | None = None) -> tuple[FileChan
     """The union of both readings; an empty (blank) patch touches nothing.
 
     ``p0``, when given, receives the paths a ``-p0`` reading would touch (see
-    ``patchscan.scan``); the caller decides which of them count.
+    ``ballot_guard.change.patch_lines``); the caller decides which of them count.
 
     git's reading runs in its own process (``git.Background``) while ours runs
     here, so the two cost about as much as the slower of them.

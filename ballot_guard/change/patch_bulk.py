@@ -137,7 +137,8 @@ def _simple(g: bytes, ext: bytes, minus: bytes,
 def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
     """Every file of a clean ``git diff`` (see the module doc); None: read it line by line.
 
-    ``p0``: as ``patchscan.scan``'s (the common ``a/X b/X`` sections give none)."""
+    ``p0``: as in ``ballot_guard.change.patch_lines`` (the common ``a/X b/X`` sections
+    give none)."""
 
     if not data.startswith(b"diff --git "):
         return None

@@ -2,10 +2,10 @@
 
 Scope of every commit in BASE..HEAD (each by its own base's config and by
 BASE's), the pin and the gate at HEAD, in the contract's order
-(combined.judge).  BASE must be an ancestor of HEAD, in a full clone.  Under
+(``ballot_guard.hooks.pushed``).  BASE must be an ancestor of HEAD, in a full clone.  Under
 GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error``
 annotations for what blocked (the only workflow commands it prints: every
-other line goes through ``ci_log``) and appends a Markdown summary to
+other line goes through ``ballot_guard.ci.log``) and appends a Markdown summary to
 ``$GITHUB_STEP_SUMMARY`` (``step_summary``: a regular file only, never
 blocking, never the exit code); the actor defaults to the pull request's author.
 """
@@ -19,9 +19,7 @@ import ballot_guard.ci.annotations as gh
 from ballot_guard import exit_codes, git
 from ballot_guard.atomic import write_text
 from ballot_guard.change.identity import login_identities
-from ballot_guard.ci import freeze_patch, step_summary
-from ballot_guard.ci import limits as gh_limits
-from ballot_guard.ci import log as ci_log
+from ballot_guard.ci import freeze_patch, limits, log, step_summary
 from ballot_guard.ci import markdown as md
 from ballot_guard.errors import CannotJudge
 from ballot_guard.hooks.push_refs import Target
@@ -146,13 +144,13 @@ def _junit(root: str, j: Judgement) -> None:
 def _github(j: Judgement, env: Mapping[str, str], patch: str) -> None:
     """The annotations (the only lines printed as workflow commands: GitHub's 10 of each
     type, the rest listed in the summary) and the summary, cut below GitHub's 1 MiB."""
-    capped = gh_limits.cap(annotation_lines(j))
+    capped = limits.cap(annotation_lines(j))
     for line in capped.shown:
-        ci_log.command(line)
+        log.command(line)
     path = env.get("GITHUB_STEP_SUMMARY")
     if path:
-        text = summary(j) + gh_limits.overflow_section(capped.over) + patch_section(patch)
-        problem = step_summary.append(path, gh_limits.truncate(text))
+        text = summary(j) + limits.overflow_section(capped.over) + patch_section(patch)
+        problem = step_summary.append(path, limits.truncate(text))
         if problem is not None:
             warn(f"ballot-guard: warning: the step summary was not written ({problem}); "
                  f"the verdict stands (exit {j.code})")

@@ -10,7 +10,7 @@ as it is:
 - ``text`` is running text: every ASCII punctuation character is
   backslash-escaped (CommonMark lets any of them be, so none starts markup and
   ``\\|`` keeps a table cell whole), control and line-separator characters are
-  written as ``\\n``, ``\\uXXXX`` (``ci_log.neutral``), so one value is one line;
+  written as ``\\n``, ``\\uXXXX`` (``ballot_guard.ci.log.neutral``), so one value is one line;
 - ``code`` is a literal (names, paths): a code span whose fence is longer than
   any backtick run inside, with ``|`` escaped, which a GFM table removes
   before the span is read, and control characters escaped as in ``text``.

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from ballot_guard import git
     from ballot_guard.exit_codes import BLOCKED, CLEAN
     from ballot_guard.output import emit_json
-    from ballot_guard.scope import judge as scope
+    from ballot_guard.scope.judge import judge_commit, judge_patch, judge_range, judge_staged
     from ballot_guard.scope.report import print_verdict
 
     if args.agent and (args.commit or args.range_):
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     root = git.toplevel(os.getcwd())
     if args.range_:
         base, tip = parse_range(args.range_)
-        verdicts = scope.judge_range(root, base, tip)
+        verdicts = judge_range(root, base, tip)
         blocked = any(v.status == "blocked" for v in verdicts)
         if args.json:
             statuses = {v.status for v in verdicts}
@@ -77,13 +77,13 @@ def run(args: argparse.Namespace) -> int:
                 print_verdict(v)
         return BLOCKED if blocked else CLEAN
     if args.commit:
-        verdict = scope.judge_commit(root, args.commit)
+        verdict = judge_commit(root, args.commit)
     elif args.patch:
         data = _read_patch(args.patch)
         label = "patch from stdin" if args.patch == "-" else f"patch {args.patch}"
-        verdict = scope.judge_patch(root, data, label=label, agent=args.agent)
+        verdict = judge_patch(root, data, label=label, agent=args.agent)
     else:
-        verdict = scope.judge_staged(root, agent=args.agent)
+        verdict = judge_staged(root, agent=args.agent)
     if args.json:
         emit_json(verdict.to_json())
     else:

@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
 def _recheck(root: str, head: bool) -> str | None:
     """A note when the behaviour part is blocked under the oracle commit's (new) config."""
     from ballot_guard.errors import CannotJudge
-    from ballot_guard.scope import judge as scope
+    from ballot_guard.scope.judge import judge_commit, judge_staged
 
     try:
-        v = scope.judge_commit(root, "HEAD") if head else scope.judge_staged(root)
+        v = judge_commit(root, "HEAD") if head else judge_staged(root)
     except CannotJudge as exc:
         return f"note: could not judge the behaviour part afterwards: {exc}"
     if v.status != "blocked":

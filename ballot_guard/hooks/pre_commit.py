@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ballot_guard import exit_codes, git
 from ballot_guard.config import PYPROJECT, load_at, parse_pyproject
-from ballot_guard.hooks import framework_hint as cli_hint
+from ballot_guard.hooks import framework_hint
 from ballot_guard.hooks.amend import amending
 from ballot_guard.output import say, warn
 from ballot_guard.scope.judge import judge_staged
@@ -58,7 +58,7 @@ def pre_commit(root: str, *, environ: Mapping[str, str] | None = None) -> int:
         code = verdict_exit(verdict)
         word = "FIXTURE PIN" if code == exit_codes.DRIFT else "BLOCKED"
         say(f"ballot-guard: {word} (exit {code}): {rules_text(verdict)}; the commit is refused")
-        for line in cli_hint.lines(env):
+        for line in framework_hint.lines(env):
             say(line)
         return code
     if verdict.status == "unjudged":
@@ -116,7 +116,7 @@ def _staged_pin(root: str, verdict: Verdict) -> int:
     for line in check.details:
         say(f"  {line}")
     say(f"  next: {NEXT[ScopeRule.PIN]}")
-    for line in cli_hint.lines(os.environ):
+    for line in framework_hint.lines(os.environ):
         say(line)
     return exit_codes.DRIFT
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from ballot_guard import exit_codes
 from ballot_guard.errors import CannotJudge
-from ballot_guard.hooks import framework_hint as cli_hint
+from ballot_guard.hooks import framework_hint
 from ballot_guard.hooks.push_refs import from_pre_commit, parse_push_lines, targets
 from ballot_guard.hooks.pushed import judge
 from ballot_guard.output import say
@@ -37,6 +37,6 @@ def pre_push(root: str, remote: str | None, url: str | None, stdin: str | None, 
         return exit_codes.CLEAN
     code = judge(root, todo, remote=remote, environ=env, skip_empty=True).code
     if code != exit_codes.CLEAN:
-        for line in cli_hint.lines(env):
+        for line in framework_hint.lines(env):
             say(line)
     return code

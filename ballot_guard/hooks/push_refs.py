@@ -4,7 +4,8 @@ Pure functions, no git: git's stdin lines (``<local ref> <local sha> <remote
 ref> <remote sha>``) or pre-commit's ``PRE_COMMIT_*`` variables become
 ``PushRef`` records, and each becomes a ``Target``: the tip to judge and what
 to leave out (the remote's old tip, or every remote-tracking ref for a new
-branch).  hooks.py turns a Target into commits with git.
+branch).  ``ballot_guard.hooks.pushed`` turns a Target into commits
+with git.
 """
 from __future__ import annotations
 

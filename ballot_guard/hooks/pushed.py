@@ -21,7 +21,7 @@ from ballot_guard.errors import CannotJudge
 from ballot_guard.hooks.push_refs import Target
 from ballot_guard.output import say, warn
 from ballot_guard.run.runner import resolve_runner
-from ballot_guard.scope import baseline as bases
+from ballot_guard.scope import baseline
 from ballot_guard.scope.judge import Judging, judge_commit, judge_merge, judge_unjudged_tail
 from ballot_guard.scope.next_steps import (
     NEXT,
@@ -134,7 +134,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
         commits += [c for c in added if c not in seen]
         merges += [c for c in merged if c not in seen]
         old = git.rev_parse(root, target.exclude) if target.exclude is not None else None
-        how = Judging(bases.at(root, old) if old is not None else None, actor)
+        how = Judging(baseline.at(root, old) if old is not None else None, actor)
         judging.update((c, how) for c in (*added, *merged) if c not in seen)
         seen.update(added, merged)
         if old is not None:
@@ -171,7 +171,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     for old, tip, shas in moves:  # history the pin never covered, pushed over the adopted one
         mine = [v for v in j.verdicts if v.change.commit in shas]
         verdict = judge_unjudged_tail(root, old, tip, mine,
-                                      judging=Judging(bases.at(root, old), actor))
+                                      judging=Judging(baseline.at(root, old), actor))
         if verdict is not None:
             j.verdicts.append(verdict)
     repin = [v for v in j.verdicts if any(r.rule == ScopeRule.PIN for r in v.reasons)]

@@ -109,8 +109,8 @@ _MAX_HOPS = 40  # as the kernel's ELOOP
 class Links:
     """The symlinks of one side of a change (a tree or an index): folded path -> target.
 
-    Keys are folded (``oracle.fold``) so that a link at ``src/Props`` also catches
-    ``src/props/x`` (a case-insensitive checkout writes through it)."""
+    Keys are folded (``ballot_guard.oracle.names.fold``) so that a link at ``src/Props``
+    also catches ``src/props/x`` (a case-insensitive checkout writes through it)."""
 
     def __init__(self, root: str, links: dict[str, str]) -> None:
         self.root = root

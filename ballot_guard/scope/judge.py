@@ -21,18 +21,16 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from ballot_guard import git
-from ballot_guard.change import from_git as changes
-from ballot_guard.change import identity, raw_diff
+from ballot_guard.change import from_git, identity, raw_diff
 from ballot_guard.change.from_git import Change
 from ballot_guard.change.merges import own_changes
 from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.config import Config
 from ballot_guard.git import Snapshot
-from ballot_guard.oracle import paths as oracle
 from ballot_guard.oracle.links import leads_out, reclassify
 from ballot_guard.oracle.names import fold
-from ballot_guard.oracle.paths import Judge
-from ballot_guard.scope import baseline as bases
+from ballot_guard.oracle.paths import Judge, classify
+from ballot_guard.scope import baseline
 from ballot_guard.scope.baseline import Base
 from ballot_guard.scope.freeze_rule import freeze_history_kept
 from ballot_guard.scope.pin_rule import fixtures_repinned
@@ -141,7 +139,7 @@ def judge_change(root: str, change: Change, make_new: Callable[[], Snapshot] | N
     differs, under the target's too: blocked when either blocks, each reason saying which
     config it comes from."""
     if base is None:
-        base = bases.at(root, change.base)
+        base = baseline.at(root, change.base)
     if judging.actor:
         change = change._replace(identities=(*change.identities, *judging.actor))
     own = _judge_by(root, change, make_new, base, patch)
@@ -165,7 +163,7 @@ def _judge_by(root: str, change: Change, make_new: Callable[[], Snapshot] | None
     old = Snapshot(root, change.base if change.base is not None else git.empty_tree(root))
     ctx = ScopeContext(root, change, config, (), (), (), False, old, make_new)
     ctx.patch = patch
-    cls = oracle.classify(root, config, change, old, ctx.new,
+    cls = classify(root, config, change, old, ctx.new,
                           contents=judged or change.source != "patch")
     if judged:
         cls = reclassify(root, config, change, old, ctx.new, cls)
@@ -196,20 +194,20 @@ def judge_staged(root: str, *, agent: bool = False,
                  against: str | None = "HEAD") -> Verdict:
     """The staged index (honouring GIT_INDEX_FILE) against HEAD, or against the commit
     an amend of HEAD will sit on (``against``: its sha, None for none)."""
-    base = bases.at(root, against)
-    change = changes.staged_at(root, base.sha, agent=agent, environ=environ)
+    base = baseline.at(root, against)
+    change = from_git.staged_at(root, base.sha, agent=agent, environ=environ)
     return judge_change(root, change, base=base)
 
 
-def _identities(info: changes.CommitInfo) -> tuple[str, ...]:
-    return (info.author, info.committer, *changes.coauthors(info.message))
+def _identities(info: from_git.CommitInfo) -> tuple[str, ...]:
+    return (info.author, info.committer, *from_git.coauthors(info.message))
 
 
 def judge_commit(root: str, rev: str, *, judging: Judging = Judging()) -> Verdict:
     """A commit against its first parent (a root commit against the empty tree); a merge
     on its own paths (``judge_merge``), an empty change when it has none."""
     sha = git.resolve(root, rev)
-    info = changes.commit_info(root, sha)
+    info = from_git.commit_info(root, sha)
     if len(info.parents) > 1:
         return _merge_verdict(root, info, judging)
     base = info.parents[0] if info.parents else None
@@ -225,7 +223,7 @@ def judge_range(root: str, base: str, tip: str, *,
     """Every commit of ``base..tip`` on its own, oldest first; a merge on its own paths
     (``judge_merge``), and none when it has none."""
     verdicts = []
-    for sha, is_merge in changes.range_all(root, base, tip):
+    for sha, is_merge in from_git.range_all(root, base, tip):
         verdict = judge_merge(root, sha, judging=judging) if is_merge \
             else judge_commit(root, sha, judging=judging)
         if verdict is not None:
@@ -247,7 +245,7 @@ def judge_unjudged_tail(root: str, base: str, tip: str, verdicts: list[Verdict],
     b, t = git.resolve(root, base), git.resolve(root, tip)
     if any(v.judged and v.change.base == b and v.change.commit == t for v in verdicts):
         return None  # a merge at the tip was already judged for this very move
-    if not bases.at(root, b).adopted:
+    if not baseline.at(root, b).adopted:
         return None
     who = tuple(i for v in unjudged for i in v.change.identities)
     n = len(unjudged)
@@ -266,12 +264,12 @@ def judge_merge(root: str, rev: str, *, judging: Judging = Judging()) -> Verdict
     merge that brings such commits into an adopted line (whichever parent is first)
     answers for all it changes against the adopted parent, with their authors beside
     its own: an agent's edit of a property cannot ride in on a clean merge."""
-    info = changes.commit_info(root, git.resolve(root, rev))
+    info = from_git.commit_info(root, git.resolve(root, rev))
     verdict = _merge_verdict(root, info, judging)
     return verdict if verdict.change.files or verdict.reasons else None
 
 
-def _merge_verdict(root: str, info: changes.CommitInfo, judging: Judging) -> Verdict:
+def _merge_verdict(root: str, info: from_git.CommitInfo, judging: Judging) -> Verdict:
     crossing = _crossing_merge(root, info.sha, info.parents, _identities(info), judging)
     if crossing is not None:
         return crossing
@@ -286,14 +284,14 @@ def _crossing_merge(root: str, sha: str, parents: tuple[str, ...],
     """A merge that brings never-judged commits into an adopted line, judged on all it
     changes against its adopted parent with their authors beside ``identities``; None
     when it does not (no parent adopted, or the first is and brings nothing unjudged)."""
-    judging_parent = next((p for p in parents if bases.at(root, p).adopted), None)
+    judging_parent = next((p for p in parents if baseline.at(root, p).adopted), None)
     unjudged = _unjudged_brought_in(root, sha, judging_parent) \
         if judging_parent is not None else []
     if judging_parent is None or (judging_parent == parents[0] and not unjudged):
         return None
     extra: list[str] = []
     for c in unjudged:
-        extra += _identities(changes.commit_info(root, c))
+        extra += _identities(from_git.commit_info(root, c))
     n = len(unjudged)
     label = (f"merge {sha[:12]} against {judging_parent[:12]} (with {n} unjudged "
              f"commit{'s' if n != 1 else ''} it brings in)")
@@ -309,7 +307,7 @@ def _unjudged_brought_in(root: str, merge: str, first_parent: str | None) -> lis
     file (a branch forked before adoption), when that parent has adopted the pin; else []."""
     if first_parent is None:
         return []
-    base = bases.at(root, first_parent)
+    base = baseline.at(root, first_parent)
     if not base.adopted:
         return []
     data = git.out(["rev-list", "--no-merges", "--parents", merge, f"^{first_parent}"],
@@ -335,16 +333,16 @@ def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
                 environ: Mapping[str, str] | None = None) -> Verdict:
     """A unified diff, judged as if applied to HEAD (applied only when a rule needs content)."""
     # lazy: code reader - the patch reader (about 40 ms of imports) only when a patch is judged
-    from ballot_guard.change import from_patch as patch
+    from ballot_guard.change import from_patch
 
     p0: list[str] = []
-    files = patch.files(root, data, p0)
-    base = bases.at(root, "HEAD")
+    files = from_patch.files(root, data, p0)
+    base = baseline.at(root, "HEAD")
     if p0:
         files += _p0_oracle(root, base.config, files, p0)
     change = Change("patch", label, None, base.sha, files, (),
-                    agent or changes.agent_env(environ))
-    applied = patch.Applied(root, base.sha, data)
+                    agent or from_git.agent_env(environ))
+    applied = from_patch.Applied(root, base.sha, data)
     try:
         return judge_change(root, change, applied.snapshot, base=base, patch=data)
     finally:

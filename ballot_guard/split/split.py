@@ -23,7 +23,7 @@ from ballot_guard.change.from_git import Change, agent_env, coauthors, commit_in
 from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.config import Config, load_at
 from ballot_guard.errors import CannotJudge
-from ballot_guard.oracle import paths as oracle
+from ballot_guard.oracle import paths as oracle_paths
 from ballot_guard.split.plumbing import (
     Update,
     blob,
@@ -246,6 +246,6 @@ def default_classifier(root: str, config: Config, base: str, deltas: Sequence[Fi
     source: Source = "staged" if new.rev is None else "commit"
     label = "staged change" if new.rev is None else f"commit {new.rev[:12]}"
     change = Change(source, label, new.rev, base, files, (), False)
-    cls = oracle.classify(root, config, change, git.Snapshot(root, base), lambda: new)
+    cls = oracle_paths.classify(root, config, change, git.Snapshot(root, base), lambda: new)
     o, b, n = frozenset(cls.oracle), frozenset(cls.behavior), frozenset(cls.neutral)
     return Sides(o, b, n, frozenset(cls.table_files) & o & (b | n))

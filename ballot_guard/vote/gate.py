@@ -25,12 +25,10 @@ from ballot_guard.config import Config, ConfigError, load_worktree
 from ballot_guard.digest.pin import check_pin
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import CANNOT_JUDGE, DRIFT
-from ballot_guard.oracle import blobs as oracle_blobs
-from ballot_guard.oracle import links as oracle_links
+from ballot_guard.oracle import blobs, links
 from ballot_guard.oracle import watch as oracle_watch
 from ballot_guard.output import emit_json
-from ballot_guard.run import isolation, schedule
-from ballot_guard.run import plugins as plugin_rule
+from ballot_guard.run import isolation, plugins, schedule
 from ballot_guard.run.runner import (
     Run,
     RunnerInfo,
@@ -41,10 +39,10 @@ from ballot_guard.run.runner import (
 )
 from ballot_guard.scratch import state_dir
 from ballot_guard.timestamps import utc_now
-from ballot_guard.vote import ground as git_ground
 from ballot_guard.vote import scorecard as sc
 from ballot_guard.vote import worktree
 from ballot_guard.vote.ballot import Ballot, decide, exit_code
+from ballot_guard.vote.ground import Watch
 from ballot_guard.vote.report import Progress, print_report
 from ballot_guard.vote.scorecard import Known
 from ballot_guard.vote.shard import ShardSpec, assign, load_durations, record, seed_of_commit
@@ -123,12 +121,12 @@ def check_digest(root: str, config: Config, rev: str | None, known: Known,
         for line in pc.details:
             print(f"  {line}", file=out)
         return False
-    escapes = oracle_links.in_fixtures(tree if tree is not None else root, config)
+    escapes = links.in_fixtures(tree if tree is not None else root, config)
     if escapes:
         known.digest["ok"] = False
         print("the pin cannot cover what a fixture link leads to; nobody votes:", file=out)
         for e in escapes:
-            print(f"  {oracle_links.describe(e)}", file=out)
+            print(f"  {links.describe(e)}", file=out)
         print(f"  next: replace each link with the file it leads to, re-pin "
               f"(`ballot-guard digest --pin`) and commit the fixtures with "
               f"{config.digest_file} in a reviewed commit", file=out)
@@ -146,10 +144,10 @@ def oracle_moved_message(moved: Sequence[str]) -> str:
 
 def check_judge_links(tree: str, config: Config) -> None:
     """CannotJudge when a property or pytest config file is a link out of the oracle."""
-    escapes = oracle_links.in_judge(tree, config)
+    escapes = links.in_judge(tree, config)
     if escapes:
         raise CannotJudge(
-            "; ".join(oracle_links.describe(e) for e in escapes)
+            "; ".join(links.describe(e) for e in escapes)
             + ": a behaviour edit there would rewrite the judge; replace the link with the "
             "file in a reviewed commit")
 
@@ -319,11 +317,11 @@ def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str
 
 @contextlib.contextmanager
 def watched(top: str, environ: Mapping[str, str] | None,
-            out: IO[str]) -> Iterator[git_ground.Watch]:
+            out: IO[str]) -> Iterator[Watch]:
     """The repository's git directory watched from before any project code runs (the
     runner starts inside) to after the last run; a change not yet told is printed (and
     put back) when the vote ends, however it ends."""
-    watch = git_ground.Watch(top, environ)
+    watch = Watch(top, environ)
     try:
         yield watch
     finally:
@@ -352,7 +350,7 @@ class Cast(NamedTuple):
     moved: list[str]  # oracle files that changed while it voted
 
 
-def cast(stage: Stage, voters: Sequence[Voter], frozen: set[str], watch: git_ground.Watch,
+def cast(stage: Stage, voters: Sequence[Voter], frozen: set[str], watch: Watch,
          known: Known, run_times: Mapping[str, float] | None = None) -> Cast:
     """The vote core, shared by gate and unfreeze: start the runner (its isolation is
     recorded even when it refuses), run every voter not frozen ``repeats`` times with
@@ -379,20 +377,20 @@ def cast(stage: Stage, voters: Sequence[Voter], frozen: set[str], watch: git_gro
 
 
 def ballots_of(got: Cast, voters: Sequence[Voter], frozen: set[str], stage: Stage,
-               watch: git_ground.Watch) -> tuple[list[Ballot], str | None]:
+               watch: Watch) -> tuple[list[Ballot], str | None]:
     """Each voter's ballot once the runner has closed, and what changed in the git
     directory (put back), if anything: runs after which it moved, or that loaded
     behaviour code as a plugin, are ``error`` runs."""
     ground = watch.finish()
     roots = tuple(dict.fromkeys((stage.tree, stage.top)))
-    runs = plugin_rule.judge_runs(ground_errors(got.runs, watch), roots, stage.config,
+    runs = plugins.judge_runs(ground_errors(got.runs, watch), roots, stage.config,
                                   stage.tree)
     return [Ballot(v.name, "frozen", v.repeats) if v.name in frozen
             else Ballot(v.name, decide(runs[v.name]), v.repeats, tuple(runs[v.name]))
             for v in voters], ground
 
 
-def spoiled(ground: str | None, moved: Sequence[str], watch: git_ground.Watch,
+def spoiled(ground: str | None, moved: Sequence[str], watch: Watch,
             out: IO[str]) -> bool:
     """Print why the ballots do not count, if they do not (the git directory or the
     oracle changed while they were cast): then the exit is 4 and nothing is recorded."""
@@ -407,7 +405,7 @@ def spoiled(ground: str | None, moved: Sequence[str], watch: git_ground.Watch,
 
 
 def ground_errors(runs: Mapping[str, list[Run]],
-                  watch: git_ground.Watch) -> dict[str, list[Run]]:
+                  watch: Watch) -> dict[str, list[Run]]:
     """Runs after which the git directory had moved become ``error`` runs naming it."""
     return {name: [dataclasses.replace(
         r, outcome="error", detail="the repository's git directory changed during this run: "
@@ -415,7 +413,7 @@ def ground_errors(runs: Mapping[str, list[Run]],
         for name, rs in runs.items()}
 
 
-def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.Watch, *,
+def _cast(top: str, tree: str, rev: str | None, known: Known, watch: Watch, *,
           repeats: int | None, properties: Sequence[str], jobs: int,
           environ: Mapping[str, str] | None, out: IO[str], shard: ShardSpec | None,
           durations: str | None, run_times: Mapping[str, float] | None,
@@ -446,13 +444,13 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: git_ground.
             raise runner_problem
         check_judge_links(tree, config)
         if rev is not None:  # the checkout is the commit's: its judge too, byte for byte
-            found = oracle_blobs.mismatches(tree, top, rev, config)
+            found = blobs.mismatches(tree, top, rev, config)
             if found:
-                raise CannotJudge(oracle_blobs.message(found, f"the checkout of {rev[:12]}"))
+                raise CannotJudge(blobs.message(found, f"the checkout of {rev[:12]}"))
         else:  # the working tree, as it is; but not as a filter driver rewrote it
-            found = oracle_blobs.filtered(tree, config)
+            found = blobs.filtered(tree, config)
             if found:
-                raise CannotJudge(oracle_blobs.filtered_message(found))
+                raise CannotJudge(blobs.filtered_message(found))
         freeze_path = os.path.join(tree, config.freeze_file)
         frozen = set(freeze.load(freeze_path).frozen)
         got = cast(stage, voters, frozen, watch, known, run_times)

@@ -16,7 +16,7 @@ from ballot_guard import freeze, git
 from ballot_guard.config import load_worktree
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN, DRIFT
-from ballot_guard.oracle import blobs as oracle_blobs
+from ballot_guard.oracle import blobs
 from ballot_guard.scratch import state_dir
 from ballot_guard.timestamps import utc_now
 from ballot_guard.vote.gate import (
@@ -67,9 +67,9 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
         return DRIFT
     check_judge_links(top, config)
     if known.commit is not None:  # the runs vote for this commit: they read its judge
-        found = oracle_blobs.mismatches(top, top, known.commit, config)
+        found = blobs.mismatches(top, top, known.commit, config)
         if found:
-            raise CannotJudge(oracle_blobs.message(found, "the working tree")
+            raise CannotJudge(blobs.message(found, "the working tree")
                               + f"; commit the repair, then unfreeze {name}")
     assert known.seed is not None
     with watched(top, environ, out) as watch:  # before the runner starts: before project code

@@ -303,7 +303,7 @@ def test_a_traditional_header_after_git_hunks_is_read() -> None:
 
 
 def test_bulk_reading_of_a_real_git_diff_equals_line_reading(repo: Repo) -> None:
-    from ballot_guard.change import patch_bulk as gitdiff
+    from ballot_guard.change import patch_bulk
 
     adopt(repo)
     repo.write("src/new.py", "x\n\ny\n")  # an empty context line inside a later hunk
@@ -313,12 +313,12 @@ def test_bulk_reading_of_a_real_git_diff_equals_line_reading(repo: Repo) -> None
     repo.git("mv", "fixtures/cases.json", "fixtures/moved.json")
     repo.stage()
     data = repo.git("diff", "--cached", "-M").encode()
-    bulk = gitdiff.read(data)
+    bulk = patch_bulk.read(data)
     assert bulk is not None and bulk == _slow(data)
     assert {f.status for f in bulk} == {"A", "M", "D", "R"}
     edited = repo.git("diff", "--cached", "--", "src/app.py").encode()
-    assert gitdiff.read(edited + b"trailing garbage\n") is None  # read line by line instead
-    assert gitdiff.read(edited.replace(b"@@ -1 +1 @@", b"@@ -1,2 +1 @@")) is None
+    assert patch_bulk.read(edited + b"trailing garbage\n") is None  # read line by line instead
+    assert patch_bulk.read(edited.replace(b"@@ -1 +1 @@", b"@@ -1,2 +1 @@")) is None
 
 
 _LINE = st.one_of(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard.scope import judge as scope
+from ballot_guard.scope.judge import judge_merge
 from testing.helpers import Repo, init_repo, run_cli
 from testing.merge_support import commit_tree, merge_taking, tree_with
 from testing.scope_support import BOT, adopt, scope_json
@@ -270,7 +270,7 @@ def test_a_merge_of_a_side_that_deleted_a_file_is_clean(reviewed: tuple[Repo, st
     repo.git("checkout", "-q", "main")
     repo.git("merge", "-q", "--no-ff", "-m", "merge side again", "side")
     assert not (repo.path / "src/extra.py").exists()
-    assert scope.judge_merge(str(repo.path), "HEAD") is None
+    assert judge_merge(str(repo.path), "HEAD") is None
     code, rng = scope_json(repo, "--range", f"{base}..HEAD")
     assert code == 0 and len(rng["commits"]) == 2
 

@@ -17,7 +17,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.ci import limits as gh_limits
+from ballot_guard.ci import limits
 from testing.helpers import run_cli
 from testing.hookutil import copy_project, make_project, write_flaky
 
@@ -180,7 +180,7 @@ def test_more_than_ten_annotations_go_to_the_summary(tmp_path: Path,
 
 def test_cap_keeps_ten_of_each_type_in_order() -> None:
     lines = [f"::error::e{i}" for i in range(12)] + [f"::warning file=a.py::w{i}" for i in range(3)]
-    capped = gh_limits.cap(lines)
+    capped = limits.cap(lines)
     assert capped.shown == lines[:10] + lines[12:]
     assert capped.over == lines[10:12]
 
@@ -190,7 +190,7 @@ def test_cap_keeps_ten_of_each_type_in_order() -> None:
        st.integers(min_value=5000, max_value=20000))
 def test_truncate_stays_below_the_limit_and_cuts_at_a_line(lines: list[str], limit: int) -> None:
     summary = "\n".join(lines) + "\n"
-    cut = gh_limits.truncate(summary, limit)
+    cut = limits.truncate(summary, limit)
     assert len(cut.encode("utf-8")) < limit
     if len(summary.encode("utf-8")) < limit:
         assert cut == summary
@@ -201,7 +201,7 @@ def test_truncate_stays_below_the_limit_and_cuts_at_a_line(lines: list[str], lim
 
 def test_a_summary_over_a_mebibyte_is_cut() -> None:
     row = "| property | pass | 2 | pass pass |\n"
-    cut = gh_limits.truncate(row * 40000)
+    cut = limits.truncate(row * 40000)
     assert len(cut.encode()) < 1024 * 1024
     assert cut.endswith("The scorecard artifact holds everything.\n")
     assert cut.startswith(row)

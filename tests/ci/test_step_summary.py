@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ballot_guard.ci import judge as ci
-from ballot_guard.ci import limits as gh_limits
+from ballot_guard.ci import judge as ci_judge
+from ballot_guard.ci import limits
 from ballot_guard.ci import markdown as md
 from ballot_guard.ci.log import neutral
 from ballot_guard.hooks.pushed import Judgement
@@ -66,7 +66,7 @@ def card(names: list[str]) -> dict[str, Any]:
                 unique=True))
 def test_property_names_stay_in_their_cell(names: list[str]) -> None:
     j = Judgement(code=0, scorecards={"a" * 40: card(names)})
-    [rows] = tables(ci.summary(j))
+    [rows] = tables(ci_judge.summary(j))
     assert len(rows) == len(names)  # no row broken, none forged
     for row, name in zip(rows, names, strict=True):
         assert len(row) == 4
@@ -87,7 +87,7 @@ def test_running_text_renders_as_its_own_characters(value: str) -> None:
 def test_a_message_cannot_start_a_block_or_a_table_row() -> None:
     j = Judgement(code=4, stage="error", message="| x | y |\n| --- | --- |\n# forged",
                   next_step="> [click](https://evil.example)")
-    text = ci.summary(j)
+    text = ci_judge.summary(j)
     assert tables(text) == []
     types = {t.type for t in GFM.parse(text)}
     assert "blockquote_open" not in types and types.isdisjoint({"table_open", "link_open"})
@@ -100,7 +100,7 @@ def test_overflowing_annotations_keep_their_paths_literal() -> None:
 
     lines = [error("rule 1: [x](https://evil.example) <b>", file=f"src/a`{i}`|b.py")
              for i in range(12)]
-    section = gh_limits.overflow_section(gh_limits.cap(lines).over)
+    section = limits.overflow_section(limits.cap(lines).over)
     items = [t for t in GFM.parse(section) if t.type == "inline"][2:]
     assert len(items) == 2
     for item in items:

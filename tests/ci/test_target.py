@@ -265,7 +265,7 @@ def test_login_identities_match_as_documented() -> None:
 
 def test_a_finding_of_both_configs_is_given_once_and_the_targets_own_is_labelled(
         tmp_path: Path) -> None:
-    from ballot_guard.scope import baseline as bases
+    from ballot_guard.scope import baseline
     from ballot_guard.scope.judge import Judging, judge_commit
 
     repo = make_project(tmp_path / "project")
@@ -280,7 +280,7 @@ def test_a_finding_of_both_configs_is_given_once_and_the_targets_own_is_labelled
     alone = judge_commit(root, sha)
     assert [(r.rule, r.message) for r in alone.reasons] == [
         (1, "the change touches oracle paths and behaviour paths together")]
-    both = judge_commit(root, sha, judging=Judging(bases.at(root, target)))
+    both = judge_commit(root, sha, judging=Judging(baseline.at(root, target)))
     assert [(r.rule, r.message) for r in both.reasons] == [
         (1, "the change touches oracle paths and behaviour paths together"),
         (2, (f"by the target's config (at {target[:12]}): an agent change (identity "

@@ -9,14 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ballot_guard import git
-from ballot_guard.digest import checkout as checkout_read
+from ballot_guard.digest import checkout
 from ballot_guard.digest.compute import digest_pack
 from ballot_guard.digest.framing import V1, V2, framing
 from ballot_guard.digest.pack import from_snapshot
 from ballot_guard.digest.read import SMALL, feed_blobs
 from testing.helpers import Repo, init_repo
 
-N = checkout_read.MIN_ITEMS + 16
+N = checkout.MIN_ITEMS + 16
 
 
 def _git_only(root: Path, fmt: str, rev: str = "HEAD") -> str:
@@ -92,15 +92,15 @@ def test_object_ids_are_gits(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "ids")
     for data in (b"", b"x", b"\0\1\2" * 1000):
         oid = repo.git("hash-object", "--stdin", input=data).strip()
-        assert checkout_read.object_id(data, "sha1") == oid
+        assert checkout.object_id(data, "sha1") == oid
 
 
 def test_packed_objects_are_left_to_git(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "packed")
     _pack(repo)
     oids = [line.split()[2] for line in repo.git("ls-tree", "-r", "HEAD").splitlines()]
-    assert checkout_read.mostly_loose(str(repo.path), oids)
+    assert checkout.mostly_loose(str(repo.path), oids)
     repo.git("repack", "-adq")
     repo.git("prune-packed")
-    assert not checkout_read.mostly_loose(str(repo.path), oids)
+    assert not checkout.mostly_loose(str(repo.path), oids)
     assert _rev(repo.path, V2) == _git_only(repo.path, V2)

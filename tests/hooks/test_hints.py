@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard.hooks import framework_hint as cli_hint
+from ballot_guard.hooks import framework_hint
 from ballot_guard.vote import freeze_hint
 from testing.helpers import Repo, run_cli
 from testing.hookutil import BILLING, FLAKY, bare_remote, make_project, pyproject
@@ -182,7 +182,7 @@ def test_under_the_framework_a_blocked_hook_says_how_to_reach_each_command(
     hook_env = "/home/u/.cache/pre-commit/repo1a2b/py_env-python3.11"
     bare = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
                            if not (Path(d) / "ballot-guard").exists())
-    said = cli_hint.lines({"PRE_COMMIT": "1", "PATH": bare}, hook_env)
+    said = framework_hint.lines({"PRE_COMMIT": "1", "PATH": bare}, hook_env)
     assert said[0] == ("ballot-guard: ballot-guard came through pre-commit, so it is not on "
                        "your PATH; run the commands above as:")
     assert "  ballot-guard split: pre-commit run ballot-split --hook-stage manual" in said
@@ -191,10 +191,10 @@ def test_under_the_framework_a_blocked_hook_says_how_to_reach_each_command(
     assert f"  any command: {hook_env}/bin/ballot-guard ...  (this hook's environment)" in said
     assert said[-1].startswith("  or install it: pipx install")
     # not under the framework, or from an environment of the user's (language: system)
-    assert cli_hint.lines({"PATH": bare}, hook_env) == []
-    assert cli_hint.lines({"PRE_COMMIT": "1", "PATH": bare}, "/work/project/.venv") == []
+    assert framework_hint.lines({"PATH": bare}, hook_env) == []
+    assert framework_hint.lines({"PRE_COMMIT": "1", "PATH": bare}, "/work/project/.venv") == []
     user_bin = tmp_path / "bin"
     user_bin.mkdir()
     (user_bin / "ballot-guard").write_text("#!/bin/sh\n")
     (user_bin / "ballot-guard").chmod(0o755)
-    assert cli_hint.lines({"PRE_COMMIT": "1", "PATH": str(user_bin)}, hook_env) == []
+    assert framework_hint.lines({"PRE_COMMIT": "1", "PATH": str(user_bin)}, hook_env) == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard.scope import judge as scope
+from ballot_guard.scope.judge import judge_staged
 from ballot_guard.vocabulary import SOURCES, Source
 from testing.helpers import Repo, init_repo, run_bg
 from testing.scope_support import adopt, judged_as, scope_json
@@ -367,7 +367,7 @@ def test_non_utf8_path_bytes_round_trip(repo: Repo, tmp_path: Path) -> None:
     repo.write(raw, "x\n")
     repo.write("src/app.py", "RETRIES = 4\n")
     repo.stage()
-    v = scope.judge_staged(str(repo.path))
+    v = judge_staged(str(repo.path))
     assert v.status == "blocked" and v.oracle == (raw,)
 
 

@@ -11,7 +11,7 @@ from ballot_guard.change import identity
 from ballot_guard.change.from_git import Change, coauthors
 from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.git import Snapshot
-from ballot_guard.scope import judge as scope
+from ballot_guard.scope.judge import judge_change, judge_staged
 from testing.helpers import Repo, init_repo, run_cli
 from testing.scope_support import BOT, adopt, scope_json
 from testing.scope_support import scope as run_scope
@@ -140,8 +140,8 @@ def test_environment_is_a_parameter(repo: Repo) -> None:
     adopt(repo)
     _oracle_edit(repo)
     root = str(repo.path)
-    assert scope.judge_staged(root, environ={"BALLOT_GUARD_AGENT": "1"}).status == "blocked"
-    assert scope.judge_staged(root, environ={}).status == "ok"
+    assert judge_staged(root, environ={"BALLOT_GUARD_AGENT": "1"}).status == "blocked"
+    assert judge_staged(root, environ={}).status == "ok"
 
 
 # --- the base's config judges ----------------------------------------------------------------
@@ -274,7 +274,7 @@ def test_one_oracle_and_one_behaviour_path_is_always_blocked(
     order.shuffle(paths)  # type: ignore[attr-defined]
     files = tuple(FileChange(statuses[i % 8], p) for i, p in enumerate(paths))
     change = Change("commit", "generated", sha, sha, files, (), False)
-    verdict = scope.judge_change(root, change, lambda: Snapshot(root, sha))
+    verdict = judge_change(root, change, lambda: Snapshot(root, sha))
     assert verdict.status == "blocked"
     assert 1 in [r.rule for r in verdict.reasons]
     assert oracle_path in verdict.oracle and behaviour_path in verdict.behavior
