@@ -1292,14 +1292,16 @@ def _below_by_parent(root: int) -> list[int]:
     return found
 
 
-def _reap() -> None:
+def _reap(ended: Callable[[int, int], None] = lambda pid, status: None) -> None:
+    """Collect every child that has ended (``ended(pid, status)`` for each), no waiting."""
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
+        ended(pid, status)
 
 
 def _end_below(me: int, group: int) -> int:
@@ -1592,18 +1594,11 @@ def serve(policy: str | None = None) -> int:
     buf = b""
     open_ = True
 
-    def reap() -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            if pid in running:
-                reply({"id": running.pop(pid), **_status(status)})
-            else:
-                ended[pid] = status
+    def filed(pid: int, status: int) -> None:
+        if pid in running:
+            reply({"id": running.pop(pid), **_status(status)})
+        else:
+            ended[pid] = status
 
     while open_ or running:
         ready = select.select([wake_r, *readies] + ([0] if open_ else []), [], [])[0]
@@ -1620,7 +1615,7 @@ def serve(policy: str | None = None) -> int:
                     pass
             except BlockingIOError:
                 pass
-        reap()
+        _reap(filed)
         if 0 not in ready:
             continue
         data = os.read(0, 65536)
