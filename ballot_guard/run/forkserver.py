@@ -1501,6 +1501,39 @@ def _warm_local_constants() -> None:
             pass
 
 
+def _read_once(kind: Any) -> None:
+    """Every run's pytest reads the installed distributions' metadata (entry points to
+    load plugins, the plugins' RECORD to rewrite their asserts, their names): about
+    130 small files a run, parsed each time.  Read and parsed here once, from the
+    installation as it is before any run: each run gets them from memory.  What was
+    not read here (a distribution in the checkout, one installed during a run) is
+    read from disk each time, as before."""
+    for name in ("entry_points", "files", "metadata"):
+        prop = getattr(kind, name, None)
+        if isinstance(prop, property) and prop.fget is not None:
+            setattr(kind, name, property(_kept(prop.fget, copy=name == "files"),
+                                         doc=prop.__doc__))
+
+
+_KEEPING = [True]  # metadata read from now on is kept (False once the runs can start)
+
+
+def _kept(get: Callable[[Any], Any], *, copy: bool) -> Callable[[Any], Any]:
+    seen: dict[str, Any] = {}
+
+    def kept(self: Any) -> Any:
+        where = os.path.abspath(str(getattr(self, "_path", "")))
+        if where in seen:
+            value = seen[where]
+        else:
+            value = get(self)
+            if _KEEPING[0] and not _in_checkout(where):
+                seen[where] = value
+        return list(value) if copy and value is not None else value
+
+    return kept
+
+
 def _preimport(template: bool = False) -> None:
     """Import what every run imports, so each fork starts with it loaded (and, with
     ``template``, take pytest's first step for the runs: ``_template``)."""
@@ -1526,11 +1559,13 @@ def _preimport(template: bool = False) -> None:
     names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline"]
     try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
         import importlib.metadata
+        _read_once(importlib.metadata.PathDistribution)
         for dist in importlib.metadata.distributions():
             for ep in dist.entry_points:
                 if ep.group == "pytest11" and not os.environ.get(
                         "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
                     names.append(ep.value.split(":")[0].strip())
+                    dist.metadata, dist.files  # noqa: B018 - read once, for every run
     except Exception:  # noqa: BLE001
         pass
     for name in names + list(_LAZY):
@@ -1539,6 +1574,7 @@ def _preimport(template: bool = False) -> None:
         except BaseException:  # noqa: BLE001 - a plugin that fails here fails in the run too
             pass
     _warm_local_constants()
+    _KEEPING[0] = False
     if template:
         _template()
     import gc

@@ -56,3 +56,46 @@ def test_every_run_starts_from_its_own_pytest_config(project: Repo, mode: str,
     card = scorecard(project)
     assert {n: [r["outcome"] for r in p["runs"]] for n, p in card["properties"].items()} == \
         {n: ["pass"] * 3 for n in props}
+
+
+# The installed distributions' metadata is read once by the fork server, before any
+# run: a run still reads what is on disk, and a distribution that appears during a run
+# (here in /tmp, outside the checkout, rewritten) is read afresh each time.
+METADATA = (
+    "import importlib.metadata as md, pathlib, shutil, sys, tempfile\n\n\n"
+    "def test_metadata_as_on_disk():\n"
+    "    checked = 0\n"
+    "    for d in md.distributions():\n"
+    "        meta = pathlib.Path(d._path) / 'METADATA'\n"
+    "        if meta.exists():\n"
+    "            names = [x.split(':', 1)[1].strip() for x in meta.read_text().splitlines()\n"
+    "                     if x.startswith('Name:')]\n"
+    "            assert d.metadata['Name'] == names[0]\n"
+    "            checked += 1\n"
+    "        files = d.files\n"
+    "        if files:\n"
+    "            files.clear()\n"
+    "            assert d.files, d  # each caller gets a list of its own\n"
+    "    assert checked > 3\n"
+    "    tmp = pathlib.Path(tempfile.mkdtemp(dir='/tmp'))  # outside the checkout\n"
+    "    try:\n"
+    "        info = tmp / 'late_pkg-1.0.dist-info'\n"
+    "        info.mkdir()\n"
+    "        sys.path.insert(0, str(tmp))\n"
+    "        for version in ('1.0', '2.0'):\n"
+    "            (info / 'METADATA').write_text(\n"
+    "                f'Metadata-Version: 2.1\\nName: late-pkg\\nVersion: {version}\\n')\n"
+    "            assert md.distribution('late-pkg').metadata['Version'] == version\n"
+    "    finally:\n"
+    "        shutil.rmtree(tmp)\n"
+)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=["hermetic", "default"])
+def test_a_run_reads_the_installed_metadata_as_it_is_on_disk(project: Repo,
+                                                            mode: str) -> None:
+    make_project(project, {"meta": METADATA}, table=mode)
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    assert [r["outcome"] for r in scorecard(project)["properties"]["meta"]["runs"]] == \
+        ["pass", "pass"]
