@@ -1,6 +1,6 @@
 """Scope guard timings, side by side with what they are compared to, in one run.
 
-    python bench/scope_bench.py [--runs N] [--files N]
+    python bench/scope_bench.py [--runs N] [--files N] [--rows 1,2,3,4]
 
 1. ``ballot-guard scope`` on a 5-file staged change vs pre-commit-hooks'
    ``check-added-large-files`` on the same repository      (target ratio <= 1.5)
@@ -109,8 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--files", type=int, default=20000)
+    ap.add_argument("--rows", default="1,2,3,4", help="which rows to run (a short run "
+                    "on a shared machine: --rows 3,4)")
     args = ap.parse_args(argv)
     runs, many = args.runs, args.files
+    rows = {int(r) for r in args.rows.split(",")}
     with tempfile.TemporaryDirectory(prefix="scope-bench-") as tmp:
         repo = make_repo(Path(tmp))
         env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} cpu, {runs} runs each"
@@ -119,19 +122,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # 1. a 5-file staged change
         small = stage_files(repo, 5, "small")
         large = [sys.executable, "-m", "pre_commit_hooks.check_added_large_files", *small]
-        ours, theirs = interleaved(runs, lambda: run_once([*BG, "scope"], repo),
-                                   lambda: run_once(large, repo))
-        row("scope, 5-file staged change", ours, theirs, "<= 1.5",
-            "check-added-large-files, same files")
+        if 1 in rows:
+            ours, theirs = interleaved(runs, lambda: run_once([*BG, "scope"], repo),
+                                       lambda: run_once(large, repo))
+            row("scope, 5-file staged change", ours, theirs, "<= 1.5",
+                "check-added-large-files, same files")
 
         # 2. a many-file staged change
         git(repo, "reset", "-q", "--hard")
         stage_files(repo, many, "big")
         bare = ["git", "diff", "--cached", "--name-status", "-z", "-M"]
-        ours, theirs = interleaved(runs, lambda: run_once([*BG, "scope"], repo),
-                                   lambda: run_once(bare, repo))
-        row(f"scope, {many}-file staged change", ours, theirs, "<= 3",
-            "git diff --cached --name-status -z -M")
+        if 2 in rows:
+            ours, theirs = interleaved(runs, lambda: run_once([*BG, "scope"], repo),
+                                       lambda: run_once(bare, repo))
+            row(f"scope, {many}-file staged change", ours, theirs, "<= 3",
+                "git diff --cached --name-status -z -M")
 
         # 3. the same change as a unified diff, judged before it is applied
         diff = git(repo, "diff", "--cached")
@@ -146,13 +151,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             with open(patch_file, encoding="utf-8") as f:
                 unidiff.PatchSet(f)
             return time.perf_counter() - t0
-        ours, theirs = interleaved(
-            runs, lambda: run_once([*BG, "scope", "--patch", str(patch_file)], repo), parse)
-        row(f"scope --patch, {many}-file diff", ours, theirs, "<= 0.5",
-            f"unidiff PatchSet parse ({len(diff) / 1e6:.1f} MB)")
+        if 3 in rows:
+            ours, theirs = interleaved(
+                runs, lambda: run_once([*BG, "scope", "--patch", str(patch_file)], repo),
+                parse)
+            row(f"scope --patch, {many}-file diff", ours, theirs, "<= 0.5",
+                f"unidiff PatchSet parse ({len(diff) / 1e6:.1f} MB)")
 
         # 4. hook pre-commit: the hooks section below
-        hook_pre_commit(Path(tmp), runs)
+        if 4 in rows:
+            hook_pre_commit(Path(tmp), runs)
     return 0
 
 

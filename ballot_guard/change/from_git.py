@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import NamedTuple
 
 from ballot_guard import git
 from ballot_guard.change import raw_diff
 from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.vocabulary import Source
+
+_PATH, _OLD_PATH = itemgetter(1), itemgetter(2)  # FileChange.path, .old_path, at C speed
 
 
 class Change(NamedTuple):
@@ -32,8 +35,8 @@ class Change(NamedTuple):
     def paths(self) -> tuple[str, ...]:
         """Every touched path, both sides of renames and copies, in order, once each."""
         files = self.files
-        if all(f[2] is None for f in files):  # no rename or copy: one path per file
-            return tuple(dict.fromkeys([f[1] for f in files]))
+        if not any(map(_OLD_PATH, files)):  # no rename or copy: one path per file
+            return tuple(dict.fromkeys(map(_PATH, files)))
         return tuple(dict.fromkeys(
             p for f in files
             for p in ((f.path,) if f.old_path is None else (f.old_path, f.path))))

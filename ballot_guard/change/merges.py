@@ -24,7 +24,6 @@ the main line, took the main line's version) is not introduced by it.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 
 from ballot_guard import git
@@ -97,6 +96,10 @@ def own_changes(root: str, sha: str, parents: Sequence[str]) -> tuple[FileChange
                 if p in own and p not in against and (p, content) in made:
                     del own[p]
         if own:
+            # tempfile (with shutil and random, about 3 ms) only for a merge that needs
+            # git's three-way merge: the commit-time hook imports this module, never merges
+            import tempfile
+
             with tempfile.TemporaryDirectory(prefix="ballot-guard-merge-") as scratch:
                 for other, side in zip(parents[1:], sides, strict=True):
                     merged, conflicted = three_way(root, first, other, scratch)
