@@ -16,6 +16,11 @@ from ballot_guard.change.identity import unmatchable
 from ballot_guard.errors import CannotJudge
 from ballot_guard.git import Snapshot
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
 PYPROJECT = "pyproject.toml"
 DEFAULT_NEUTRAL = ("*.md", "*.rst", "docs/**", "/LICENSE*", "/CHANGELOG*")
 TABLE = "ballot_guard"
@@ -119,7 +124,7 @@ def parse_table(table: Any, source: str = PYPROJECT) -> Config:
         raise ConfigError(f"{source}: [tool.ballot_guard] must be a table")
     unknown = sorted(set(table) - KEYS)
     if unknown:
-        import difflib
+        import difflib  # noqa: PLC0415 - only the message of an unknown key
 
         near = difflib.get_close_matches(unknown[0], sorted(KEYS), n=1, cutoff=0.6) or \
             difflib.get_close_matches(unknown[0].lower().replace("-", "_"), sorted(KEYS), n=1,
@@ -234,10 +239,6 @@ def parse_pyproject(data: bytes | None, source: str = PYPROJECT) -> Config:
     """Config from the bytes of a pyproject.toml (None: no file, defaults)."""
     if data is None:
         return Config()
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

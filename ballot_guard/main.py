@@ -7,6 +7,8 @@ function it dispatches to, so ``--help`` and the commit-time hook stay fast.
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -28,8 +30,6 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser(only: str | None = None) -> Parser:
     """The parser of every command, or of ``only`` (a known command name)."""
-    import importlib
-
 
     parser = Parser(prog="ballot-guard", description=(
                     "Keep a patch from rewriting its own judge; let a property vote only "
@@ -56,8 +56,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = args_list[0] if args_list else None
     if argv is None and (first in BRIEF or args_list[:2] == ["hook", "pre-commit"]):
-        import gc
-
         gc.disable()  # this process ends with the command (a library call keeps it)
 
     with guard(os.environ):  # under GitHub Actions: no line the change wrote is a command

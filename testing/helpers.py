@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ballot_guard import config
+from ballot_guard.digest import pin as pins
+from ballot_guard.digest.pin_file import write_pin
 from ballot_guard.main import main
 
 AUTHOR = "Test Person <test@example.com>"
@@ -92,9 +95,6 @@ def pin(repo: Repo, via: Literal["api", "cli"] = "api") -> None:
         res = run_cli(["digest", "--pin"], repo.path)
         assert res.code == 0, res.err
         return
-    from ballot_guard import config
-    from ballot_guard.digest import pin as pins
-    from ballot_guard.digest.pin_file import write_pin
 
     root = str(repo.path)
     cfg = config.load_worktree(root)

@@ -11,6 +11,7 @@ records in ``ballot_guard.change.from_patch``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from operator import itemgetter
 from typing import NamedTuple
@@ -109,8 +110,6 @@ _COAUTHOR = r"^[ \t>]*co-authored-by[ \t]*:[ \t]*(.+?)[ \t]*$"
 
 def coauthors(message: str) -> tuple[str, ...]:
     """Every ``Co-authored-by:`` line anywhere in a message (squash merges repeat them)."""
-    import re
-
     pattern = re.compile(_COAUTHOR, re.IGNORECASE | re.MULTILINE)
     return tuple(m.group(1) for m in pattern.finditer(message.replace("\r", "")))
 

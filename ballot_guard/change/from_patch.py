@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
+from operator import itemgetter
 
 from ballot_guard import git
 from ballot_guard.change import patch_bulk
@@ -144,7 +147,6 @@ def files(root: str, data: bytes, p0: list[str] | None = None) -> tuple[FileChan
     if not scanned:
         raise PatchError("no diff found in the patch")
     out = _numstat_out(res)
-    from operator import itemgetter
 
     result = list(scanned)
     seen = set(map(itemgetter(1), scanned)) | set(map(itemgetter(2), scanned))
@@ -170,7 +172,6 @@ class Applied:
     def snapshot(self) -> git.Snapshot:
         if self._snapshot is not None:
             return self._snapshot
-        import tempfile
 
         self._dir = tempfile.mkdtemp(prefix="ballot-guard-patch-")
         index = os.path.join(self._dir, "index")
@@ -189,7 +190,5 @@ class Applied:
 
     def close(self) -> None:
         if self._dir is not None:
-            import shutil
-
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -98,7 +98,7 @@ def own_changes(root: str, sha: str, parents: Sequence[str]) -> tuple[FileChange
         if own:
             # tempfile (with shutil and random, about 3 ms) only for a merge that needs
             # git's three-way merge: the commit-time hook imports this module, never merges
-            import tempfile
+            import tempfile  # noqa: PLC0415
 
             with tempfile.TemporaryDirectory(prefix="ballot-guard-merge-") as scratch:
                 for other, side in zip(parents[1:], sides, strict=True):

@@ -21,6 +21,8 @@ body.  Every name then stands in a section's header block, read below.
 from __future__ import annotations
 
 import re
+from itertools import repeat, starmap
+from operator import itemgetter
 from typing import Any, cast
 
 from ballot_guard.change.patch_lines import fast_section, p0_paths, record_changes
@@ -61,7 +63,6 @@ def _clean(region: bytes, files: list[tuple[bytes, bytes, bytes, bytes]]) -> boo
     if len(heads) != ats:
         return False
     pairs = len(files) - [f[2] for f in files].count(b"")
-    from operator import itemgetter
 
     old = _line_total(list(map(itemgetter(0), heads)))
     new = _line_total(list(map(itemgetter(1), heads)))
@@ -146,7 +147,6 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
     files = _FILE.findall(region + b"\n")  # the "\\n" closes the last line
     if not _clean(region, files):
         return None
-    from itertools import repeat, starmap
 
     shapes = list(starmap(_simple, files))
     if None not in shapes:  # the usual case: every section has a common shape

@@ -13,6 +13,7 @@ the open file, and a file that changes size while it is read is refused.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
 from collections.abc import Iterator
@@ -91,8 +92,6 @@ def _checked(pack: Pack, item: Item, size: int,
 
 
 def _read_plain(fd: int) -> Iterator[memoryview | OSError]:
-    import io
-
     view = memoryview(bytearray(CHUNK))
     with io.FileIO(fd, "rb", closefd=False) as f:
         while True:

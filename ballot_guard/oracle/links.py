@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Iterable
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from ballot_guard import git
@@ -220,8 +221,6 @@ def reclassify(root: str, config: Config, change: Change, old: git.Snapshot,
     Costs nothing for a staged change or a commit that touches no symlink (within one
     tree git cannot hold a path under a link); a patch costs one ``ls-tree`` of the
     directories its paths pass through."""
-    from operator import itemgetter
-
 
     files = change.files
     has_links = LINK in set(map(itemgetter(3), files)) | set(map(itemgetter(4), files))

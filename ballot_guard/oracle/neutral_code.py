@@ -36,6 +36,11 @@ from ballot_guard import git
 from ballot_guard.oracle import tables
 from ballot_guard.oracle.names import ancestors
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
 CODE_SUFFIXES = frozenset({".py", ".pyw", ".pyi", ".pyc", ".pyo", ".pyx", ".pxd", ".pxi",
                            ".pyz", ".so", ".pyd", ".pth"})
 EXECUTABLE = "100755"
@@ -98,10 +103,6 @@ def globs_of_args(args: Sequence[str]) -> list[str]:
 
 def _judge_tables(name: str, data: bytes) -> Any:
     if posixpath.basename(name).casefold() in ("pytest.toml", ".pytest.toml"):
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover - exercised on 3.10 only
-            import tomli as tomllib
         try:
             return tomllib.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):

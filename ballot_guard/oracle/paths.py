@@ -26,6 +26,8 @@ import os
 import posixpath
 import unicodedata
 from collections.abc import Callable, Iterable
+from itertools import compress
+from operator import itemgetter, methodcaller, not_
 from typing import NamedTuple
 
 from ballot_guard import git
@@ -166,8 +168,6 @@ def _normal_and_folded(paths: tuple[str, ...]) -> tuple[list[str], list[str]]:
 def _all_unjudged(judge: Judge, keys: list[str],
                   oracle_match: Callable[[str], object] | None) -> bool:
     """Whether no key is oracle or a table file (C-level passes, no Python step per key)."""
-    from operator import methodcaller
-
     if not judge.files.isdisjoint(keys) or not judge.table_files.isdisjoint(keys) \
             or not frozenset(judge.dirs).isdisjoint(keys) \
             or any(map(methodcaller("startswith", judge._dir_prefixes), keys)):
@@ -228,9 +228,6 @@ def classify(root: str, config: Config, change: Change, old: Snapshot,
         if neutral_match is None:
             behavior = list(paths)
         else:
-            from itertools import compress
-            from operator import not_
-
             flags = list(map(neutral_match, norms))
             neutral = list(compress(paths, flags))
             behavior = list(compress(paths, map(not_, flags)))
@@ -259,7 +256,6 @@ def classify(root: str, config: Config, change: Change, old: Snapshot,
             behavior.append(path)
     if neutral:
         neutral, behavior = _no_code_rides(root, config, change, old, neutral, behavior)
-    from operator import itemgetter, methodcaller
 
     if not HOOK_FILES.isdisjoint(map(itemgetter(2), map(methodcaller("rpartition", "/"),
                                                          (*behavior, *neutral)))):

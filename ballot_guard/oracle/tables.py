@@ -14,6 +14,11 @@ import posixpath
 import sys
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
 TABLE_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 JUDGE_TOOL_KEYS = frozenset({"ballot_guard", "pytest"})  # [tool.X] in TOML (incl. ini_options)
 JUDGE_SECTIONS = frozenset({"tool:pytest", "pytest", "tool.ballot_guard", "tool.pytest",
@@ -27,10 +32,6 @@ class Unparseable(ValueError):
 
 
 def _split_toml(data: bytes) -> tuple[Any, Any]:
-    if sys.version_info >= (3, 11):  # imported here: most commits touch no table file
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -49,7 +50,7 @@ def _split_toml(data: bytes) -> tuple[Any, Any]:
 
 
 def _split_ini(data: bytes) -> tuple[Any, Any]:
-    import configparser
+    import configparser  # noqa: PLC0415 - only a changed setup.cfg or tox.ini
 
     parser = configparser.RawConfigParser(interpolation=None, strict=True,
                                           default_section="\0no default section",

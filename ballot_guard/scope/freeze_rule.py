@@ -38,7 +38,7 @@ def freeze_history_kept(ctx: ScopeContext) -> list[Reason]:
         return []
     # lazy: judge content - the freeze file's reader (about 20 ms of imports) only
     # when the freeze file is in the change
-    from ballot_guard import freeze
+    from ballot_guard import freeze  # noqa: PLC0415
 
 
     try:

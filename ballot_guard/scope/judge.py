@@ -17,6 +17,7 @@ rules of other modules import that leaf and this module imports them plainly.
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
@@ -66,8 +67,6 @@ def links_stay_in_oracle(ctx: ScopeContext) -> list[Reason]:
     follows links, so a link to ``src/`` would let later behaviour edits rewrite the
     judge unseen.  Fixture links are rule 3 (the pin cannot cover them), others rule 1
     (oracle bound to behaviour)."""
-    import posixpath
-
 
     fixtures = fold(ctx.config.fixtures_dir)
     pack_dirs = (fixtures, fold(ctx.config.properties_dir))
@@ -333,7 +332,7 @@ def judge_patch(root: str, data: bytes, *, label: str, agent: bool = False,
                 environ: Mapping[str, str] | None = None) -> Verdict:
     """A unified diff, judged as if applied to HEAD (applied only when a rule needs content)."""
     # lazy: code reader - the patch reader (about 40 ms of imports) only when a patch is judged
-    from ballot_guard.change import from_patch
+    from ballot_guard.change import from_patch  # noqa: PLC0415
 
     p0: list[str] = []
     files = from_patch.files(root, data, p0)

@@ -79,7 +79,7 @@ def fixtures_repinned(ctx: ScopeContext) -> list[Reason]:
     elif repinned:
         # lazy: judge content - the pin check (the digest stage, about 35 ms of
         # imports) only when the fixtures or the pin are staged
-        from ballot_guard.digest.pin import check_snapshot
+        from ballot_guard.digest.pin import check_snapshot  # noqa: PLC0415
 
         check = check_snapshot(ctx.new(), ctx.config)
         if not check.ok:

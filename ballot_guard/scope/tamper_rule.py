@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from ballot_guard import git
@@ -82,7 +83,7 @@ def _suspects(ctx: ScopeContext, paths: list[str]) -> set[str]:
         return _grep(ctx, paths)
     # lazy: code reader - the checkout reader (the digest stage) only for more
     # than _FROM_CHECKOUT new files
-    from ballot_guard.digest.checkout import LARGE, object_id, worktree_bytes
+    from ballot_guard.digest.checkout import LARGE, object_id, worktree_bytes  # noqa: PLC0415
 
     staged = {f.path: f.new_oid for f in ctx.change.files if f.new_oid is not None}
     base = os.fsencode(ctx.root)
@@ -171,8 +172,6 @@ def _new_file(old: bytes | None, hunks: list[object]) -> str | None:
 
 def find(ctx: ScopeContext, patch: bytes | None = None) -> list[Located]:
     """Every rule-5 finding on the change's added lines in behaviour Python files."""
-    from operator import itemgetter
-
     if not any(p.endswith(".py") for p in ctx.behavior):
         return []
     # only new files (the common shape of a large patch): one scan of the added text
@@ -199,10 +198,10 @@ def find(ctx: ScopeContext, patch: bytes | None = None) -> list[Located]:
         text = _diff(ctx, sorted(read))
     # lazy: code reader - unidiff and the analysis (ast, inspect: about 30 ms of imports) only
     # when a first scan could not clear the added lines
-    from unidiff.errors import UnidiffParseError
-    from unidiff.patch import PatchSet
+    from unidiff.errors import UnidiffParseError  # noqa: PLC0415
+    from unidiff.patch import PatchSet  # noqa: PLC0415
 
-    from ballot_guard.scope.tamper import findings, scan_lines
+    from ballot_guard.scope.tamper import findings, scan_lines  # noqa: PLC0415
 
 
     try:

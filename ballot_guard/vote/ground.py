@@ -29,6 +29,7 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -315,8 +316,6 @@ class Watch:
     """One vote's watch: the snapshot before, a stat check after each run, the end."""
 
     def __init__(self, top: str, environ: Mapping[str, str] | None = None) -> None:
-        import threading
-
         self.ground = locate(top, environ)
         self.before = take(self.ground)
         self._sig = signature(self.ground)

@@ -3,6 +3,7 @@ headers are read once, raw, for the scope rules and split alike."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from ballot_guard.change.from_git import commit_info, staged_at
@@ -33,8 +34,6 @@ def test_the_staged_change_carries_the_index_blob_ids(tmp_path: Path) -> None:
 
 
 def _raw_commit(repo_path: Path, body: bytes) -> str:
-    import subprocess
-
     return subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin",
                            "--literally"], cwd=repo_path, input=body, capture_output=True,
                           check=True).stdout.decode().strip()

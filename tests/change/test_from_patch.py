@@ -1,16 +1,19 @@
 """Reading a unified diff from its headers: every path git would touch, and nothing escapes."""
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.change.from_patch import PatchError, files, scan, unquote
+from ballot_guard.change import patch_bulk
+from ballot_guard.change.from_patch import PatchError, files, numstat, scan, unquote
+from ballot_guard.change.patch_lines import record_changes, scan_lines
 from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.errors import CannotJudge
-from testing.helpers import Repo
+from testing.helpers import Repo, init_repo
 from testing.scope_support import adopt, scope_json
 from testing.scope_support import scope as run_scope
 
@@ -161,7 +164,6 @@ def test_git_parser_failure_is_reported_with_its_reason(repo: Repo, tmp_path: Pa
 def test_union_with_gits_own_reading(repo: Repo) -> None:
     """Whatever git's parser names is classified, even a name our scan reads differently."""
     adopt(repo)
-    from ballot_guard.change.from_patch import numstat
 
     # a traditional name with no slash: ``-p1`` keeps it whole; the ``-p0`` reading of the
     # other side names the property
@@ -194,8 +196,6 @@ _SEGMENT = st.text(_CHARS, min_size=1, max_size=8).filter(
                       min_size=1, max_size=4, unique_by=lambda s: s.casefold()))
 def test_scan_reads_back_every_name_git_writes(tmp_path_factory: pytest.TempPathFactory,
                                                names: list[str]) -> None:
-    from testing.helpers import init_repo
-
     repo = init_repo(tmp_path_factory.mktemp("h"))
     (repo.path / "seed").write_text("x")
     repo.commit_all("seed")
@@ -214,7 +214,6 @@ def test_scan_reads_back_every_name_git_writes(tmp_path_factory: pytest.TempPath
     repo.stage()
     diff = repo.git("diff", "--cached", "--binary").encode("utf-8", "surrogateescape")
     staged = set(repo.git("diff", "--cached", "--name-only", "-z").split("\0")) - {""}
-    import unicodedata
     got = {f.path for f in files(str(repo.path), diff)}
     norm = {unicodedata.normalize("NFC", p) for p in got}
     assert {unicodedata.normalize("NFC", p) for p in staged} <= norm
@@ -235,8 +234,6 @@ def test_patch_scope_json_for_a_plain_diff(repo: Repo, tmp_path: Path) -> None:
 # --- the bulk reading of git sections equals the line-by-line reading -------------------------
 
 def _slow(data: bytes) -> list[FileChange]:
-    from ballot_guard.change.patch_lines import record_changes, scan_lines
-
     return [c for r in scan_lines(data) for c in record_changes(r)]
 
 
@@ -303,8 +300,6 @@ def test_a_traditional_header_after_git_hunks_is_read() -> None:
 
 
 def test_bulk_reading_of_a_real_git_diff_equals_line_reading(repo: Repo) -> None:
-    from ballot_guard.change import patch_bulk
-
     adopt(repo)
     repo.write("src/new.py", "x\n\ny\n")  # an empty context line inside a later hunk
     repo.write("src/app.py", "RETRIES = 4\n")

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ballot_guard.ci.annotations import command, error, escape_data, escape_property
-from testing.helpers import Repo, run_bg, run_cli
+from testing.helpers import Repo, init_repo, run_bg, run_cli
 from testing.hookutil import BILLING, make_project, write_flaky
 from testing.runner_syntax import commands, unescape_property
 
@@ -166,8 +166,6 @@ def test_a_history_that_adopts_again_over_the_adopted_one_is_blocked_in_ci(
     (each of its commits unjudged).  Its base is no ancestor of it, so ci refuses it (4);
     GitHub's merge ref of it into the adopted base is blocked: the merge brings the
     unjudged commits into the adopted line."""
-    from testing.helpers import init_repo
-
     repo = init_repo(tmp_path / "repo")
     repo.write("properties/test_retry.py", "def test_retry():\n    assert True\n")
     repo.write("pyproject.toml", '[tool.ballot_guard]\nagents = ["*bot*"]\n')

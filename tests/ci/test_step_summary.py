@@ -16,6 +16,7 @@ from markdown_it.token import Token
 from ballot_guard.ci import judge as ci_judge
 from ballot_guard.ci import limits
 from ballot_guard.ci import markdown as md
+from ballot_guard.ci.annotations import error
 from ballot_guard.ci.log import neutral
 from ballot_guard.hooks.pushed import Judgement
 from testing.helpers import run_cli
@@ -96,8 +97,6 @@ def test_a_message_cannot_start_a_block_or_a_table_row() -> None:
 
 
 def test_overflowing_annotations_keep_their_paths_literal() -> None:
-    from ballot_guard.ci.annotations import error
-
     lines = [error("rule 1: [x](https://evil.example) <b>", file=f"src/a`{i}`|b.py")
              for i in range(12)]
     section = limits.overflow_section(limits.cap(lines).over)

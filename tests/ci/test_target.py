@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ballot_guard.change.identity import any_agent, login_identities
+from ballot_guard.scope import baseline
+from ballot_guard.scope.judge import Judging, judge_commit
 from testing.helpers import Repo, run_cli
 from testing.hookutil import BILLING, bare_remote, make_project, push, pyproject
 from testing.merge_support import merge_taking
@@ -255,8 +258,6 @@ def test_an_empty_actor_is_a_usage_error(project: Repo) -> None:
 
 
 def test_login_identities_match_as_documented() -> None:
-    from ballot_guard.change.identity import any_agent, login_identities
-
     assert any_agent(["*[bot]*"], login_identities("dependabot[bot]"))
     assert any_agent(["Coding Agent <*>"], login_identities("coding agent"))
     assert not any_agent(["* <agent@example.com>"], login_identities("agent"))
@@ -265,9 +266,6 @@ def test_login_identities_match_as_documented() -> None:
 
 def test_a_finding_of_both_configs_is_given_once_and_the_targets_own_is_labelled(
         tmp_path: Path) -> None:
-    from ballot_guard.scope import baseline
-    from ballot_guard.scope.judge import Judging, judge_commit
-
     repo = make_project(tmp_path / "project")
     fork = repo.head()
     repo.write("pyproject.toml", pyproject(AGENTS))

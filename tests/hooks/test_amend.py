@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+import ballot_guard
 from ballot_guard.hooks.amend import amending
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
@@ -22,8 +23,6 @@ PROBE = textwrap.dedent("""
 def _under(argv0: str, *args: str) -> str:
     """Run the probe as the grandchild of a process whose argv is [argv0, *args]
     (``exec -a`` names it), through a shell, as git runs a hook."""
-    import ballot_guard
-
     root = str(__import__("pathlib").Path(ballot_guard.__file__).parent.parent)
     probe = PROBE.format(root=root)
     inner = f"{sys.executable} -c {_sh(probe)}"

@@ -11,6 +11,7 @@ import pytest
 
 from testing.gate_support import PASS, _shared_pycache, make_project, project
 from testing.helpers import Repo, run_cli
+from testing.hookutil import make_project as adopted
 
 __all__ = ["_shared_pycache", "project"]
 
@@ -55,8 +56,6 @@ def test_a_property_whose_name_is_not_utf8_votes_and_is_recorded(project: Repo,
 
 def test_a_non_utf8_oracle_path_in_the_step_summary_does_not_crash(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from testing.hookutil import make_project as adopted
-
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
 from testing.gate_support import FAIL, _shared_pycache, lines, make_project, project, scorecard
 from testing.helpers import Repo, run_cli
+from testing.hookutil import bare_remote, push
 
 __all__ = ["_shared_pycache", "project"]
 
@@ -152,15 +155,12 @@ def test_a_runner_started_with_our_flags_runs_no_sitecustomize_of_the_checkout(
         project: Repo, tmp_path: Path) -> None:
     """A src layout on the path through a site .pth (an editable install): its
     sitecustomize.py must not run at interpreter start, while the package still imports."""
-    import subprocess
-
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     purelib = Path(subprocess.run([str(python), "-c", ("import sysconfig; print(sysconfig."
                                     "get_path('purelib'))")], check=True, capture_output=True,
                                   text=True).stdout.strip())
-    import sysconfig
     (purelib / "test_tools.pth").write_text(sysconfig.get_path("purelib") + "\n")
     (purelib / "billing_src.pth").write_text(str(project.path / "src") + "\n")
     marker = tmp_path / "ran"
@@ -176,9 +176,6 @@ def test_a_runner_started_with_our_flags_runs_no_sitecustomize_of_the_checkout(
 def runner_venv(tmp_path: Path) -> tuple[Path, Path]:
     """A real virtualenv (this suite's pytest and Hypothesis reachable through a .pth):
     (its python, its site-packages)."""
-    import subprocess
-    import sysconfig
-
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -192,8 +189,6 @@ def runner_venv(tmp_path: Path) -> tuple[Path, Path]:
 def editable_install(python: Path, project: Repo) -> None:
     """``setup.py develop`` of the project's src layout: a real editable install
     (``easy-install.pth`` names ``src/``), no network, no wheel needed."""
-    import subprocess
-
     subprocess.run([str(python), "setup.py", "-q", "develop", "--no-deps"], cwd=project.path,
                    check=True, capture_output=True)
 
@@ -210,8 +205,6 @@ def test_rev_tests_the_revisions_code_not_the_main_checkouts(project: Repo,
     """An editable install points into the main checkout's src/: under --rev (and the
     pre-push gate on the pushed tip) the import path is re-pointed to the worktree, so
     an uncommitted fix cannot make a broken commit pass."""
-    from testing.hookutil import bare_remote, push
-
     python, _ = runner_venv(tmp_path)
     for rel, text in SETUP.items():
         project.write(rel, text)
@@ -272,7 +265,7 @@ def test_rev_re_points_setuptools_editable_finder_mappings(project: Repo,
     site-packages maps the package name to the main checkout's src/billing
     (``MAPPING``), installed by a .pth import line.  Under --rev the mapping leads
     into the worktree."""
-    from setuptools.command.editable_wheel import _finder_template
+    from setuptools.command.editable_wheel import _finder_template  # noqa: PLC0415 - private
 
     python, purelib = runner_venv(tmp_path)
     name = "__editable___billing_0_1_finder"

@@ -9,9 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from ballot_guard.config import Config
+from ballot_guard.config import Config, load_worktree
 from ballot_guard.errors import CannotJudge
-from ballot_guard.run.runner import find_interpreter, outcome_of, resolve_runner
+from ballot_guard.run.runner import (
+    RunnerInfo,
+    find_interpreter,
+    outcome_of,
+    pytest_args,
+    resolve_runner,
+)
 from testing.gate_support import (
     FAIL,
     KEEPS_STATE,
@@ -74,7 +80,6 @@ def test_an_interpreter_tracked_by_git_is_refused(project: Repo) -> None:
     project.commit_all("ship our own judge")
     res = run_cli(["gate"], project.path)
     assert res.code == 4 and "tracked by git" in res.err
-    from ballot_guard.config import load_worktree
     with pytest.raises(CannotJudge, match="tracked"):
         resolve_runner(str(project.path), load_worktree(str(project.path)))
 
@@ -104,7 +109,6 @@ def test_an_interpreter_without_pytest_is_4_naming_it(project: Repo, tmp_path: P
     assert bare in res.err and "pytest" in res.err
     card = scorecard(project)
     assert card["exit"] == 4 and card["properties"] == {} and card["digest"]["ok"] is True
-    from ballot_guard.config import load_worktree
     with pytest.raises(CannotJudge, match="cannot import pytest"):
         resolve_runner(str(project.path), load_worktree(str(project.path)))
     assert resolve_runner(str(project.path), Config(python=sys.executable)) == sys.executable
@@ -187,8 +191,6 @@ def test_no_project_code_of_one_run_overlaps_another(project: Repo, tmp_path: Pa
 
 
 def test_the_seed_reaches_every_plugin_that_takes_one() -> None:
-    from ballot_guard.run.runner import RunnerInfo, pytest_args
-
     full = pytest_args("properties/test_a.py", RunnerInfo("py", "9", "6.1", True, True), 42)
     assert full[0] == "properties/test_a.py"
     assert "--hypothesis-seed=42" in full and "--randomly-seed=42" in full

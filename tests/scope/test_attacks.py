@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from ballot_guard.change import identity
+from ballot_guard.oracle import tables
 from ballot_guard.vocabulary import SOURCES
 from testing.helpers import Repo, adopted_repo, init_repo, run_cli
 from testing.scope_support import BOT, adopt, judged_as
@@ -373,8 +376,6 @@ def test_a_p0_patch_names_the_property_under_both_readings(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("sep", ["\r", "\x0c", "\u2028", "\x1c"])
 def test_ini_lines_are_split_as_pytest_splits_them(sep: str) -> None:
-    from ballot_guard.oracle import tables
-
     old = b"[metadata]\nname = x\n"
     new = f"[metadata]\nname = x{sep}[tool:pytest]{sep}addopts = -k no\n".encode()
     assert tables.judge("setup.cfg", old, new) in (tables.ORACLE, tables.BOTH)
@@ -619,15 +620,11 @@ def test_a_history_that_adopts_again_over_the_adopted_one_is_judged_as_a_whole(
 ])
 def test_judge_tables_are_named_as_their_readers_name_them(name: str, old: bytes, new: bytes,
                                                            want: str) -> None:
-    from ballot_guard.oracle import tables
-
     assert tables.judge(name, old, new) == want
 
 
 def test_pytest_ignores_a_case_variant_table(tmp_path: Path) -> None:
     """The premise of the test above, checked on the real pytest."""
-    import sys
-
     (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
     (tmp_path / "pyproject.toml").write_text("[tool.PYTEST.ini_options]\naddopts = '-k nope'\n")
     (tmp_path / "tox.ini").write_text("[Pytest]\naddopts = -k nope\n")
@@ -670,8 +667,6 @@ def test_a_hook_named_file_outside_the_hooks_dir_is_behaviour(tmp_path: Path) ->
     "HELPER AGENT <HELPER@EXAMPLE.COM>",
 ])
 def test_agent_patterns_see_through_spacing_and_case(who: str) -> None:
-    from ballot_guard.change import identity
-
     assert identity.any_agent(["Helper Agent <helper@example.com>"], [who])
     assert not identity.any_agent(["Helper Agent <helper@example.com>"],
                                   ["Helper Agents <helper@example.com>"])

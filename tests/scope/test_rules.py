@@ -1,6 +1,7 @@
 """Rules 1 and 2, agent identity, the base's config, adoption."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -248,7 +249,6 @@ _BEHAVIOUR = st.builds(lambda s: f"src/{s}.py", _SEG)
 
 @pytest.fixture(scope="module")
 def adopted_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    import os
     env_backup = dict(os.environ)
     repo = init_repo(tmp_path_factory.mktemp("adopted"))
     os.environ.update(GIT_AUTHOR_NAME="T", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="T",

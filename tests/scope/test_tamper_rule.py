@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.helpers import Repo, init_repo, run_cli
+from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT, _quiet
+from testing.helpers import Repo, adopted_repo, init_repo, run_cli
+from testing.hookutil import bare_remote, push
 from testing.scope_support import BOT, adopt
 from tests.scope.test_tamper import TECHNIQUES
 
@@ -182,8 +184,6 @@ def test_pre_commit_hook_blocks_an_agent(project: Repo, monkeypatch: pytest.Monk
 def test_the_first_scan_never_clears_a_technique(name: str) -> None:
     """The scan that lets a patch of new files through unread must not pass any technique
     (as a new file's added lines, however deep in a function)."""
-    from ballot_guard.scope.tamper_rule import _quiet
-
     source = TECHNIQUES[name][0]
     for body in (source, "".join("    " + ln + "\n" for ln in source.splitlines())):
         lines = body.splitlines()
@@ -200,8 +200,6 @@ def test_many_new_files_are_judged_by_their_staged_bytes(project: Repo, worktree
     """Past a few hundred new files the first scan reads the checkout, where a file's
     bytes count only when their blob id is the index's: a staged tamper is found whatever
     the working tree shows in its place."""
-    from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT
-
     for i in range(_FROM_CHECKOUT + 1):
         project.write(f"src/many/m{i:04d}.py", f"def f{i}():\n    return {i}\n")
     project.write("src/many/zz_tamper.py", "import builtins\n\nbuiltins.sorted = list\n")
@@ -223,8 +221,6 @@ def test_many_new_files_are_scanned_by_the_ids_the_staged_diff_printed(
         project: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The checkout is compared with the blob ids of the staged change's own records: git
     is asked for no index listing, and files whose bytes match go to no ``git grep``."""
-    from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT
-
     for i in range(_FROM_CHECKOUT + 1):
         project.write(f"src/many/m{i:04d}.py", f"def f{i}():\n    return {i}\n")
     project.write("src/many/zz_tamper.py", "import builtins\n\nbuiltins.sorted = list\n")
@@ -242,8 +238,6 @@ def test_many_new_files_are_scanned_by_the_ids_the_staged_diff_printed(
 
 
 def test_many_plain_new_files_pass(project: Repo) -> None:
-    from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT
-
     for i in range(_FROM_CHECKOUT + 1):
         project.write(f"src/many/m{i:04d}.py", f"def f{i}():\n    return {i}\n")
     project.stage()
@@ -254,8 +248,6 @@ def test_many_plain_new_files_pass(project: Repo) -> None:
 @pytest.fixture
 def pinned(tmp_path: Path) -> Repo:
     """An adopted project with a real pin, so ci and pre-push get as far as scope."""
-    from testing.helpers import adopted_repo
-
     return adopted_repo(tmp_path / "pinned", {
         "pyproject.toml": AGENTS, "properties/test_retry.py": "def test_retry():\n    pass\n",
         "fixtures/cases.json": "[1, 2, 3]\n", "src/app.py": "VALUE = 1\n"},
@@ -278,8 +270,6 @@ def test_ci_blocks_an_agent_commit_with_exit_1_and_says_what_next(pinned: Repo) 
 
 def test_pre_push_blocks_an_agent_commit_through_a_real_push(pinned: Repo,
                                                             tmp_path: Path) -> None:
-    from testing.hookutil import bare_remote, push
-
     assert run_cli(["install"], pinned.path).code == 0
     bare_remote(pinned, tmp_path)
     assert push(pinned, "-q", "origin", "main").returncode == 0

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ballot_guard.git import Snapshot
+from ballot_guard.oracle import tables
 from ballot_guard.split.split import split_staged
 from testing.helpers import init_repo
 from testing.split_support import index, state, tree
@@ -92,8 +93,6 @@ PYPROJECTS = (
 @given(st.sampled_from(PYPROJECTS), st.sampled_from(PYPROJECTS), st.booleans(), st.booleans())
 def test_pyproject_in_a_random_mix(old: bytes | None, new: bytes | None, prop: bool,
                                    src: bool) -> None:
-    from ballot_guard.oracle import tables
-
     with tempfile.TemporaryDirectory() as tmp:
         repo = init_repo(Path(tmp) / "r")
         repo.write("properties/test_a.py", "a\n")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ballot_guard.errors import CannotJudge
-from ballot_guard.split.split import Outcome, default_classifier, split_staged
+from ballot_guard.split.split import Outcome, Sides, default_classifier, split_staged
 from testing.helpers import Repo, run_cli
 from testing.split_support import base_repo, index, names, state, tree
 
@@ -204,7 +204,6 @@ def test_file_replaced_by_directory_across_the_boundary_is_refused(base: Repo) -
     repo.stage()
 
     def odd(root: str, cfg: Any, b: str, deltas: Any, new: Any) -> Any:
-        from ballot_guard.split.split import Sides
         return Sides(frozenset({"src/ledger.py/properties_like.py"}),
                      frozenset({"src/ledger.py"}), frozenset())
 

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from ballot_guard.vote.gate import run_gate
 from testing.gate_support import (
     EMPTY,
     FAIL,
@@ -280,11 +284,6 @@ def _gone(pid: int) -> bool:
 
 
 def test_ctrl_c_stops_the_runs_and_removes_the_worktree(project: Repo, tmp_path: Path) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-
     pids = tmp_path / "pids"
     pids.mkdir()
     slow = (KEEPS_STATE + "import os, pathlib, time\n"
@@ -396,8 +395,6 @@ def test_links_inside_the_oracle_vote_as_usual(project: Repo) -> None:
 
 def test_run_gate_hands_back_the_scorecard_it_wrote(project: Repo) -> None:
     """pre-push and ci take the gate's verdict as a value, not by reading the file back."""
-    from ballot_guard.vote.gate import run_gate
-
     make_project(project, {"ok": PASS, "bad": FAIL})
     result = run_gate(str(project.path), seed=5)
     assert result.code == 1

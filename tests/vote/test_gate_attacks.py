@@ -6,10 +6,18 @@ xfail the check while it runs.  None of these may vote pass.
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import types
 from pathlib import Path
 
 import pytest
+from _pytest.config import get_config
 
+from ballot_guard.run import forkserver
 from testing.gate_support import (
     KEEPS_STATE,
     PASS,
@@ -174,11 +182,6 @@ def runner_with_plugin(tmp_path: Path, dist_name: str, entry: str,
     ``dist_name`` declares the pytest11 entry point ``entry`` (``name = module``) and
     ``files`` go into site-packages (a ``.pth`` names a path: an editable install).
     Returns (its python, its dist-info folder)."""
-    import json
-    import subprocess
-    import sys
-    import sysconfig
-
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -215,8 +218,6 @@ def test_a_plugin_installed_from_the_repository_cannot_judge(project: Repo,
                                                             tmp_path: Path) -> None:
     """``pip install .`` copies the plugin into site-packages; PEP 610's direct_url.json
     still says where it came from."""
-    import json
-
     python, dist = runner_with_plugin(
         tmp_path, "billing_plugin", "billing = billing_hooks", {"billing_hooks.py": HOOK},
         {"url": project.path.as_uri(), "dir_info": {}})
@@ -252,13 +253,6 @@ def test_the_runners_own_plugins_are_not_project_code() -> None:
     repository when ballot-guard judges a checkout of itself: they are never reported.
     A plugin is judged by where its hook functions' code is, whatever module its class
     claims.  (pytest's real plugin manager, with pytest's own plugins loaded.)"""
-    import os
-    import types
-
-    from _pytest.config import get_config
-
-    from ballot_guard.run import forkserver
-
     class Disguised:
         def pytest_runtest_logreport(self, report: object) -> None:
             pass

@@ -12,6 +12,7 @@ import pytest
 from ballot_guard.config import load_worktree
 from ballot_guard.oracle.blobs import mismatches
 from ballot_guard.vote import worktree
+from ballot_guard.vote.ground import Watch
 from testing.helpers import Repo, run_cli
 from testing.hookutil import BILLING, bare_remote, commit, env_with, make_project, push
 
@@ -86,8 +87,6 @@ def test_a_run_that_turns_the_hooks_off_is_an_error_and_is_undone(hooked: Repo) 
 
 
 def test_the_watch_covers_the_hooks_path_and_info(tmp_path: Path) -> None:
-    from ballot_guard.vote.ground import Watch
-
     repo = make_project(tmp_path / "p")
     repo.git("config", "core.hooksPath", ".githooks")
     repo.write(".githooks/pre-push", "#!/bin/sh\nexit 1\n", mode=0o755)
