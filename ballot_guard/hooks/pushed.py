@@ -8,11 +8,10 @@ tip.  The digest and gate parts use the config of the tip they judge.
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ballot_guard import exit_codes, git
 from ballot_guard.config import load_at
@@ -36,13 +35,14 @@ from ballot_guard.scope.report import print_verdict
 from ballot_guard.scope.verdict import ScopeRule
 from ballot_guard.scratch import state_dir
 from ballot_guard.vote import freeze_hint
-from ballot_guard.vote.gate import SCORECARD, run_gate
-from ballot_guard.vote.shard_merge import merge
+from ballot_guard.vote.gate import SCORECARD, GateResult, run_gate
+from ballot_guard.vote.shard_merge import merged
 
 if TYPE_CHECKING:
     from ballot_guard.config import Config
     from ballot_guard.digest.pin import PinCheck
     from ballot_guard.scope.verdict import Verdict
+    from ballot_guard.vote.scorecard import Scorecard
     from ballot_guard.vote.shard import ShardSpec
 
 
@@ -62,7 +62,7 @@ class Judgement:
     verdicts: list[Verdict] = field(default_factory=list)
     pins: dict[str, PinCheck] = field(default_factory=dict)
     configs: dict[str, Config] = field(default_factory=dict)
-    scorecards: dict[str, Any] = field(default_factory=dict)
+    scorecards: dict[str, Scorecard] = field(default_factory=dict)
     gate_codes: dict[str, int] = field(default_factory=dict)
 
 
@@ -211,8 +211,9 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
             j.gate_codes[tip] = result.code
             j.scorecards[tip] = result.card
         else:
-            j.gate_codes[tip] = _merge(root, tip, merge, path)
-            j.scorecards[tip] = _read_json(path)
+            result = _merge(root, tip, merge, path)
+            j.gate_codes[tip] = result.code
+            j.scorecards[tip] = result.card
     code = exit_codes.worst(*j.gate_codes.values()) if j.gate_codes else exit_codes.CLEAN
     if code != exit_codes.CLEAN:
         return _stop(j, "gate", code, "; ".join(_gate_text(tip, c, j.scorecards.get(tip))
@@ -225,7 +226,7 @@ def judge(root: str, targets: Sequence[Target], *, remote: str | None = None,
     return j
 
 
-def _merge(root: str, tip: str, paths: Sequence[str], scorecard: str) -> int:
+def _merge(root: str, tip: str, paths: Sequence[str], scorecard: str) -> GateResult:
     """The gate's verdict at ``tip`` from the shards' scorecards (``gate --merge``)."""
     if not paths:
         raise CannotJudge("no shard scorecard to merge: no shard job left one (did the "
@@ -233,7 +234,7 @@ def _merge(root: str, tip: str, paths: Sequence[str], scorecard: str) -> int:
     if git.head(root) != tip:
         raise CannotJudge(f"the shards are merged in the checkout of {tip[:12]}, "
                           "which is not checked out here")
-    return merge(root, paths, scorecard=scorecard)
+    return merged(root, paths, scorecard=scorecard)
 
 
 def _print_blocks(verdicts: Sequence[Verdict]) -> None:
@@ -255,7 +256,7 @@ def _stop(j: Judgement, stage: Stage, code: int, what: str, next_step: str,
     return j
 
 
-def _gate_text(tip: str, code: int, card: Any) -> str:
+def _gate_text(tip: str, code: int, card: Scorecard | None) -> str:
     """``the gate at TIP exited 1: fail: bounded_retry`` (names by ballot, from the scorecard)."""
     by_ballot: dict[str, list[str]] = {}
     props = card.get("properties") if isinstance(card, dict) else None
@@ -265,12 +266,3 @@ def _gate_text(tip: str, code: int, card: Any) -> str:
             by_ballot.setdefault(str(ballot), []).append(name)
     names = "; ".join(f"{b}: {', '.join(n)}" for b, n in sorted(by_ballot.items()))
     return f"the gate at {tip[:12]} exited {code}" + (f" ({names})" if names else "")
-
-
-def _read_json(path: str) -> Any:
-    """The merged scorecard ``gate --merge`` wrote (None if it cannot be read)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError, RecursionError):
-        return None

@@ -9,11 +9,35 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict, cast
 
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN
 from ballot_guard.run.runner import Run
-from ballot_guard.vocabulary import ABSTAINING, FAILING, BallotKind
+from ballot_guard.vocabulary import ABSTAINING, FAILING, BallotKind, Outcome
+
+
+class _RunCard(TypedDict):
+    outcome: Outcome
+    exit: int | None
+    seconds: float
+    passed: int
+    failed: int
+    started: float | None
+
+
+class RunCard(_RunCard, total=False):
+    """One run in the scorecard (``Run.to_json``)."""
+
+    failure: str  # the failing run's line (``freeze_hint.excerpt``)
+    ended: int  # processes it left running, ended with it
+
+
+class PropertyCard(TypedDict):
+    """One voter in the scorecard's ``properties``."""
+
+    ballot: BallotKind
+    repeats: int
+    runs: list[RunCard]
 
 
 @dataclass(frozen=True)
@@ -27,9 +51,9 @@ class Ballot:
     def seconds(self) -> float:
         return sum(r.seconds for r in self.runs)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PropertyCard:
         return {"ballot": self.ballot, "repeats": self.repeats,
-                "runs": [r.to_json() for r in self.runs]}
+                "runs": [cast(RunCard, r.to_json()) for r in self.runs]}
 
 
 def decide(runs: Sequence[Run]) -> BallotKind:

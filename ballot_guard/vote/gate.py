@@ -259,7 +259,7 @@ def record_freezes(top: str, config: Config, new: Sequence[Ballot], known: Known
 class GateResult(NamedTuple):
     """What one gate decided: its exit code and its scorecard (as written to disk)."""
     code: int
-    card: dict[str, Any]
+    card: sc.Scorecard
 
 
 def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
@@ -304,7 +304,7 @@ def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
     return GateResult(code, card)
 
 
-def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str | None,
+def _write(top: str, card: sc.Scorecard, scorecard: str | None, junit_xml: str | None,
            as_json: bool) -> None:
 
     path = scorecard or os.path.join(state_dir(top), SCORECARD)

@@ -7,15 +7,40 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 from xml.etree import ElementTree as ET
 
 from ballot_guard import __version__
 from ballot_guard.atomic import json_bytes, write_bytes
 from ballot_guard.timestamps import utc_now
-from ballot_guard.vote.ballot import Ballot
+from ballot_guard.vote.ballot import Ballot, PropertyCard
 
 SCHEMA = "ballot-guard/scorecard/1"
+
+
+class _Scorecard(TypedDict):
+    schema: str
+    version: str
+    started_at: str
+    finished_at: str
+    commit: str | None
+    dirty: bool
+    digest: dict[str, Any] | None  # pinned, actual, format, ok
+    seed: int | None
+    python: str | None
+    pytest: str | None
+    properties: dict[str, PropertyCard]
+    exit: int
+
+
+class Scorecard(_Scorecard, total=False):
+    """The scorecard as the gate writes it (``--scorecard``, ``gate --json``) and hands
+    to pre-push and ``ci``; ``gate --merge`` writes ``shards`` instead of ``isolation``."""
+
+    isolation: dict[str, Any] | None
+    shard: dict[str, Any]  # gate --shard K/N: the shard and the whole assignment
+    shards: list[dict[str, Any]]  # gate --merge: each shard's record
+    error: str  # why the gate could not judge (exit 4)
 
 
 @dataclass
@@ -35,8 +60,8 @@ class Known:
     isolation: dict[str, Any] | None = None
 
 
-def build(known: Known, exit_code: int) -> dict[str, Any]:
-    card: dict[str, Any] = {
+def build(known: Known, exit_code: int) -> Scorecard:
+    card: Scorecard = {
         "schema": SCHEMA, "version": __version__,
         "started_at": known.started_at, "finished_at": utc_now(),
         "commit": known.commit, "dirty": known.dirty, "digest": known.digest,
@@ -52,13 +77,13 @@ def build(known: Known, exit_code: int) -> dict[str, Any]:
     return card
 
 
-def write(path: str, card: dict[str, Any]) -> None:
+def write(path: str, card: Scorecard) -> None:
     write_bytes(path, json_bytes(json.dumps(card, indent=2, ensure_ascii=False) + "\n"))
 
 
-def junit(card: dict[str, Any]) -> str:
+def junit(card: Scorecard) -> str:
     """One testsuite; one testcase per property, its runs inside."""
-    props: dict[str, Any] = card["properties"]
+    props = card["properties"]
     counts = {k: sum(1 for p in props.values() if p["ballot"] in v)
               for k, v in (("failures", ("fail",)), ("errors", ("error",)),
                            ("skipped", ("freeze", "frozen")))}
@@ -68,8 +93,10 @@ def junit(card: dict[str, Any]) -> str:
                        skipped=str(counts["skipped"]), time=f"{total:.3f}",
                        timestamp=card["started_at"])
     sp = ET.SubElement(suite, "properties")
-    for key in ("seed", "commit", "python", "pytest", "exit"):
-        ET.SubElement(sp, "property", name=key, value=str(card.get(key)))
+    for key, value in (("seed", card["seed"]), ("commit", card["commit"]),
+                       ("python", card["python"]), ("pytest", card["pytest"]),
+                       ("exit", card["exit"])):
+        ET.SubElement(sp, "property", name=key, value=str(value))
     for name, p in props.items():
         seconds = sum(r["seconds"] for r in p["runs"])
         case = ET.SubElement(suite, "testcase", classname="ballot_guard.gate", name=name,

@@ -13,7 +13,7 @@ import copy
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ballot_guard import git
 from ballot_guard.atomic import write_text
@@ -23,8 +23,8 @@ from ballot_guard.run.runner import Run
 from ballot_guard.scratch import state_dir
 from ballot_guard.timestamps import utc_now
 from ballot_guard.vote import scorecard as sc
-from ballot_guard.vote.ballot import Ballot, decide, exit_code
-from ballot_guard.vote.gate import SCORECARD, record_freezes
+from ballot_guard.vote.ballot import Ballot, PropertyCard, decide, exit_code
+from ballot_guard.vote.gate import SCORECARD, GateResult, record_freezes
 from ballot_guard.vote.report import print_report
 from ballot_guard.vote.scorecard import Known
 from ballot_guard.vote.shard import (
@@ -67,16 +67,17 @@ def _ballot(shard: ShardCard, name: str) -> Ballot:
     return Ballot(name, ballot, p["repeats"], runs)
 
 
-def _merged_card(shards: Sequence[ShardCard], order: Sequence[str], code: int) -> dict[str, Any]:
+def _merged_card(shards: Sequence[ShardCard], order: Sequence[str], code: int) -> sc.Scorecard:
     first = shards[0].card
-    props: dict[str, Any] = {}
+    props: dict[str, PropertyCard] = {}
     where = {name: s for s in shards for name in s.voters}
     for name in order:
         s = where.get(name)
         if s is not None and name in s.card["properties"]:
             props[name] = copy.deepcopy(s.card["properties"][name])
     return {
-        "schema": sc.SCHEMA, "version": first.get("version"),
+        "schema": sc.SCHEMA,
+        "version": cast(str, first.get("version")),  # as the shards wrote it
         "started_at": min(str(s.card.get("started_at")) for s in shards),
         "finished_at": utc_now(),
         "commit": first.get("commit"), "dirty": any(bool(s.card.get("dirty")) for s in shards),
@@ -95,6 +96,14 @@ def merge(root: str, paths: Sequence[str], *, scorecard: str | None = None,
           junit_xml: str | None = None, as_json: bool = False,
           environ: Mapping[str, str] | None = None) -> int:
     """The whole ``gate --merge`` command; prints the report and returns the exit code."""
+    return merged(root, paths, scorecard=scorecard, junit_xml=junit_xml, as_json=as_json,
+                  environ=environ).code
+
+
+def merged(root: str, paths: Sequence[str], *, scorecard: str | None = None,
+           junit_xml: str | None = None, as_json: bool = False,
+           environ: Mapping[str, str] | None = None) -> GateResult:
+    """``gate --merge``, its result as a value: the exit code and the scorecard written."""
     out: IO[str] = sys.stderr if as_json else sys.stdout
     shards = check(paths)
     top = git.toplevel(root)
@@ -114,7 +123,7 @@ def merge(root: str, paths: Sequence[str], *, scorecard: str | None = None,
                 print(f"shard {s.k}/{n} ({s.path}) exited {s.exit}: {why}", file=out)
         card = _merged_card(shards, order, early)
         _write(top, card, scorecard, junit_xml, as_json)
-        return early
+        return GateResult(early, card)
     where = {name: s for s in shards for name in s.voters}
     ballots = [_ballot(where[name], name) for name in order if name in where]
     code = exit_code(ballots)
@@ -126,11 +135,12 @@ def merge(root: str, paths: Sequence[str], *, scorecard: str | None = None,
     if new:
         known = Known(commit=first.get("commit"), seed=seed, digest=first.get("digest"))
         record_freezes(top, config, new, known, None, out)
-    _write(top, _merged_card(shards, order, code), scorecard, junit_xml, as_json)
-    return code
+    card = _merged_card(shards, order, code)
+    _write(top, card, scorecard, junit_xml, as_json)
+    return GateResult(code, card)
 
 
-def _write(top: str, card: dict[str, Any], scorecard: str | None, junit_xml: str | None,
+def _write(top: str, card: sc.Scorecard, scorecard: str | None, junit_xml: str | None,
            as_json: bool) -> None:
     sc.write(scorecard or os.path.join(state_dir(top), SCORECARD), card)
     if junit_xml:
