@@ -1292,16 +1292,17 @@ def _below_by_parent(root: int) -> list[int]:
     return found
 
 
-def _reap(ended: Callable[[int, int], None] = lambda pid, status: None) -> None:
-    """Collect every child that has ended (``ended(pid, status)`` for each), no waiting."""
+def _reap(ended: Callable[[int, int, float], None] = lambda pid, status, cpu: None) -> None:
+    """Collect every child that has ended, no waiting: ``ended(pid, status, cpu)`` for
+    each, ``cpu`` the seconds of CPU it and every descendant it waited for used."""
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
-        ended(pid, status)
+        ended(pid, status, usage.ru_utime + usage.ru_stime)
 
 
 def _end_below(me: int, group: int) -> int:
@@ -1583,10 +1584,10 @@ def _preimport(template: bool = False) -> None:
         gc.freeze()
 
 
-def _status(status: int) -> Reply:
+def _status(status: int, cpu: float) -> Reply:
     if os.WIFSIGNALED(status):
-        return {"signal": os.WTERMSIG(status)}
-    return {"exit": os.WEXITSTATUS(status)}
+        return {"signal": os.WTERMSIG(status), "cpu": round(cpu, 4)}
+    return {"exit": os.WEXITSTATUS(status), "cpu": round(cpu, 4)}
 
 
 def serve(policy: str | None = None) -> int:
@@ -1626,15 +1627,15 @@ def serve(policy: str | None = None) -> int:
     prepared: dict[str, tuple[int, int]] = {}   # id -> (pid, go pipe)
     readies: dict[int, str] = {}                # ready pipe -> id, until the child is held
     running: dict[int, str] = {}                # pid -> id
-    ended: dict[int, int] = {}                  # pid -> status, ended before "go"
+    ended: dict[int, tuple[int, float]] = {}    # pid -> (status, cpu), ended before "go"
     buf = b""
     open_ = True
 
-    def filed(pid: int, status: int) -> None:
+    def filed(pid: int, status: int, cpu: float) -> None:
         if pid in running:
-            reply({"id": running.pop(pid), **_status(status)})
+            reply({"id": running.pop(pid), **_status(status, cpu)})
         else:
-            ended[pid] = status
+            ended[pid] = (status, cpu)
 
     while open_ or running:
         ready = select.select([wake_r, *readies] + ([0] if open_ else []), [], [])[0]
@@ -1695,7 +1696,7 @@ def serve(policy: str | None = None) -> int:
                 os.close(go)
                 reply({"id": msg["id"], "started": pid})
                 if pid in ended:
-                    reply({"id": msg["id"], **_status(ended.pop(pid))})
+                    reply({"id": msg["id"], **_status(*ended.pop(pid))})
                 else:
                     running[pid] = msg["id"]
             elif msg["op"] == "cancel":

@@ -13,7 +13,7 @@ only for the type checker.
                                                      it ended first)
     gate -> server   {"op": "go", "id": "3"}         or {"op": "cancel", "id": "3"}
     server -> gate   {"id": "3", "started": 4242}
-    server -> gate   {"id": "3", "exit": 0}          or {"id": "3", "signal": 9}
+    server -> gate   {"id": "3", "exit": 0, "cpu": 0.08}   or {"id": "3", "signal": 9, ...}
 
 The first line the server writes is its handshake (``Describe``, with ``id``
 absent: filed under ``"None"``).
@@ -67,6 +67,7 @@ class Reply(TypedDict, total=False):
     started: int
     exit: int
     signal: int
+    cpu: float           # with exit or signal: CPU seconds of the run and all it waited for
 
 
 class Describe(TypedDict, total=False):

@@ -57,6 +57,7 @@ class Run:
     early: bool = False       # project code ran before the run was released
     started: float | None = None  # when it was released: seconds since the runs began
     ended: int | None = None  # processes it left running, ended with it (None: unknown)
+    cpu: float | None = None  # CPU seconds it used, its preparation included (None: unknown)
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
@@ -64,7 +65,8 @@ class Run:
                 "started": None if self.started is None else round(self.started, 3),
                 **({"failure": excerpt(self.output)}
                    if self.outcome != "pass" and self.output.strip() else {}),
-                **({"ended": self.ended} if self.ended is not None else {})}
+                **({"ended": self.ended} if self.ended is not None else {}),
+                **({"cpu": round(self.cpu, 3)} if self.cpu is not None else {})}
 
 
 def outcome_of(exit_code: int | None, timed_out: bool) -> str:
@@ -255,7 +257,8 @@ def _remove(path: str) -> None:
 
 
 def _finish(req: RunRequest, exit_code: int | None, sig: int | None, timed_out: bool,
-            start: float, timeout: float, discard: Callable[[str], None] = _remove) -> Run:
+            start: float, timeout: float, discard: Callable[[str], None] = _remove,
+            cpu: Any = None) -> Run:
     seconds = time.monotonic() - start
     outcome = outcome_of(exit_code, timed_out)
     raw = _counts_raw(req["result"])
@@ -289,7 +292,9 @@ def _finish(req: RunRequest, exit_code: int | None, sig: int | None, timed_out: 
               "" if outcome == "pass" else _tail(req["log"]),
               tuple(str(p) for p in plugins) if isinstance(plugins, list) else (),
               bool(raw.get("early")), start,
-              _ended(req.get("ended")))
+              _ended(req.get("ended")),
+              float(cpu) if isinstance(cpu, (int, float)) and not isinstance(cpu, bool)
+              and 0 <= cpu < 1e9 else None)
     if req.get("dir"):
         discard(req["dir"])  # its TMPDIR, HOME, bytecode, log
     return run
@@ -298,6 +303,7 @@ def _finish(req: RunRequest, exit_code: int | None, sig: int | None, timed_out: 
 # Every wait on the fork server has a deadline (the code under test runs in its
 # children and can stop it, flood its pipes or kill it):
 PROMPT = 30.0  # seconds it has to answer a request that runs nothing (prepare)
+WAITS = 0.25  # a run on a CPU for at most this share of its time mostly waits (``_waits``)
 GRACE = 5.0  # seconds it has to report a run's end once the run's group is killed
 LINE_LIMIT = 1 << 20  # a reply longer than this is not one of its replies: dropped
 
@@ -507,7 +513,7 @@ class _ForkServer:
                 self.inbox.pop(rid, None)
         assert status is not None
         return _finish(req, status.get("exit"), status.get("signal"), timed_out, start,
-                       timeout, discard)
+                       timeout, discard, status.get("cpu"))
 
     @property
     def alive(self) -> bool:
@@ -634,6 +640,7 @@ class Session:
         self.site: site_watch.Signature = {}
         self.site_lock = threading.Lock()
         self.trash = Trash(workdir)  # each run's directory, out of the next one's way
+        self.busy: dict[str, float] = {}  # path -> CPU share of its last run (``_waits``)
 
     def launch(self) -> None:
         """Start the runner (without waiting for it): overlaps its start-up."""
@@ -690,20 +697,25 @@ class Session:
                 "hypothesis": self.info.hypothesis is not None}
 
     def run_all(self, tasks: Sequence[tuple[Hashable, str]],
-                on_run: Callable[[Hashable, Run], None] = lambda k, r: None
-                ) -> dict[Hashable, Run]:
+                on_run: Callable[[Hashable, Run], None] = lambda k, r: None,
+                busy: Mapping[str, float] | None = None) -> dict[Hashable, Run]:
         """Run each (key, property path) once, ``jobs`` at a time; each a fresh process state.
 
         The order is ``tasks``' own, except that runs of one path never overlap nor
         follow each other directly while another path has runs (``schedule.Scheduler``).
+        ``busy``: the share of its time each path's runs spent on a CPU, as known
+        before (the last scorecard); each run of this gate updates it.
         """
         sched = self.scheduler = Scheduler(tasks)
         if self.stopped:
             sched.stop()
         results: dict[Hashable, Run] = {}
         origin = time.monotonic()
+        self.busy.update(busy or {})
 
         def done(task: tuple[Hashable, str], run: Run) -> None:
+            if run.cpu is not None and run.seconds > 0:
+                self.busy[task[1]] = run.cpu / run.seconds
             run = self._checked(run)
             if run.started is not None:
                 run = dataclasses.replace(run, started=run.started - origin)
@@ -775,7 +787,7 @@ class Session:
                 prepared = None
                 if not ahead and self.ahead:  # no project code before its hold: from now on
                     ahead = z.held(rid, min(PROMPT, self.timeout)) is True
-                if ahead and self.ahead and self._core_free(z):
+                if ahead and self.ahead and self._waits(task[1]) and self._core_free(z):
                     nxt = sched.take(wait=False)
 
                 def prepare_next(z: _ForkServer = z, nxt: tuple[Hashable, str] | None = nxt
@@ -808,6 +820,17 @@ class Session:
             if run.exit is not None:
                 ahead = not run.early
             task = nxt if nxt is not None else sched.take()
+
+    def _waits(self, path: str) -> bool:
+        """Whether runs of ``path`` mostly wait (on a CPU at most ``WAITS`` of their time,
+        preparation included; a quarter, so that a run that computes on a loaded
+        machine, waiting for a CPU, still counts as computing): only beside those is
+        the next run prepared.  A run that
+        computes would share the machine with a preparation (caches, memory, the other
+        core's power): what it measures of time would not be what it measures alone.
+        Unknown (no run of it yet, in this gate or the last scorecard): it computes."""
+        share = self.busy.get(path)
+        return share is not None and share <= WAITS
 
     def _core_free(self, z: _ForkServer) -> bool:
         """Whether preparing a run ahead now takes no CPU from a running one: it waits

@@ -17,6 +17,7 @@ import json
 import threading
 import time
 from collections.abc import Hashable, Mapping, Sequence
+from typing import NamedTuple
 
 SPACING_CAP = 10.0  # seconds: the longest pause between two runs of a lone voter
 
@@ -34,20 +35,32 @@ def rounds(voters: Sequence[tuple[str, str, int]],
             if r < voters[i][2]]
 
 
-def durations_from(path: str) -> dict[str, float]:
-    """Mean run seconds per property in a scorecard; empty when it cannot be read."""
+class History(NamedTuple):
+    """What the last scorecard says of each property's runs."""
+
+    seconds: dict[str, float]  # mean seconds a run
+    busy: dict[str, float]     # mean share of a run's time on a CPU (runs that say it)
+
+
+def history_from(path: str) -> History:
+    """The ``History`` in a scorecard; empty when it cannot be read."""
+    seconds: dict[str, float] = {}
+    busy: dict[str, float] = {}
     try:
         with open(path, encoding="utf-8") as f:
             card = json.load(f)
-        props = card["properties"]
-        got: dict[str, float] = {}
-        for name, prop in props.items():
-            secs = [float(r["seconds"]) for r in prop.get("runs", [])]
+        for name, prop in card["properties"].items():
+            runs = prop.get("runs", [])
+            secs = [float(r["seconds"]) for r in runs]
             if secs:
-                got[str(name)] = sum(secs) / len(secs)
-        return got
+                seconds[str(name)] = sum(secs) / len(secs)
+            shares = [float(r["cpu"]) / float(r["seconds"]) for r in runs
+                      if r.get("cpu") is not None and float(r["seconds"]) > 0]
+            if shares:
+                busy[str(name)] = sum(shares) / len(shares)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return {}
+        return History({}, {})
+    return History(seconds, busy)
 
 
 class Scheduler:

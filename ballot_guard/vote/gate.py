@@ -205,12 +205,15 @@ class Stage:
 
     def run_all(self, voters: Sequence[Voter],
                 on_run: Callable[[str, Run], None] = lambda n, r: None,
-                run_times: Mapping[str, float] | None = None) -> dict[str, list[Run]]:
+                history: schedule.History | None = None) -> dict[str, list[Run]]:
         """Run every voter ``repeats`` times, the repeats interleaved (``schedule``):
-        run 1 of every voter, then run 2, ..., the longest (by ``run_times``) first."""
+        run 1 of every voter, then run 2, ..., the longest (by ``history``) first."""
         assert self.session is not None
-        tasks = schedule.rounds([(v.name, v.path, v.repeats) for v in voters], run_times)
-        results = self.session.run_all(tasks, lambda key, run: on_run(key[0], run))  # type: ignore[index]
+        seen = history or schedule.History({}, {})
+        tasks = schedule.rounds([(v.name, v.path, v.repeats) for v in voters], seen.seconds)
+        busy = {v.path: seen.busy[v.name] for v in voters if v.name in seen.busy}
+        results = self.session.run_all(tasks, lambda key, run: on_run(key[0], run),  # type: ignore[index]
+                                       busy)
         return {v.name: [results[(v.name, i)] for i in range(v.repeats)] for v in voters}
 
     def __exit__(self, *exc: object) -> None:
@@ -289,11 +292,11 @@ def run_gate(root: str, *, rev: str | None = None, repeats: int | None = None,
             else seed_of_commit(sha)
         known.commit = sha
         with _tree(top, sha if rev is not None else None, environ) as tree:
-            run_times = schedule.durations_from(
+            history = schedule.history_from(
                 scorecard or os.path.join(state_dir(top), SCORECARD))
             code = _vote(top, tree, rev and sha, known, repeats=repeats, properties=properties,
                          jobs=jobs, environ=environ, out=out, shard=shard, durations=durations,
-                         run_times=run_times, pin=pin)
+                         history=history, pin=pin)
     except CannotJudge as exc:
         known.error = str(exc)
         if top is not None:
@@ -334,12 +337,12 @@ def watched(top: str, environ: Mapping[str, str] | None,
 def _vote(top: str, tree: str, rev: str | None, known: Known, *, repeats: int | None,
           properties: Sequence[str], jobs: int, environ: Mapping[str, str] | None,
           out: IO[str], shard: ShardSpec | None = None, durations: str | None = None,
-          run_times: Mapping[str, float] | None = None, pin: PinCheck | None = None) -> int:
+          history: schedule.History | None = None, pin: PinCheck | None = None) -> int:
     """The vote, its git directory watched: a change there is put back and 4."""
     with watched(top, environ, out) as watch:
         code = _cast(top, tree, rev, known, watch, repeats=repeats, properties=properties,
                      jobs=jobs, environ=environ, out=out, shard=shard, durations=durations,
-                     run_times=run_times, pin=pin)
+                     history=history, pin=pin)
     return CANNOT_JUDGE if watch.finish() is not None else code
 
 
@@ -351,7 +354,7 @@ class Cast(NamedTuple):
 
 
 def cast(stage: Stage, voters: Sequence[Voter], frozen: set[str], watch: Watch,
-         known: Known, run_times: Mapping[str, float] | None = None) -> Cast:
+         known: Known, history: schedule.History | None = None) -> Cast:
     """The vote core, shared by gate and unfreeze: start the runner (its isolation is
     recorded even when it refuses), run every voter not frozen ``repeats`` times with
     the git directory checked after each run, and see whether the oracle moved."""
@@ -369,7 +372,7 @@ def cast(stage: Stage, voters: Sequence[Voter], frozen: set[str], watch: Watch,
         progress.step(name, run.outcome)
 
     try:
-        runs = stage.run_all(active, ran, run_times)
+        runs = stage.run_all(active, ran, history)
     finally:
         progress.close()
     return Cast(info, runs, oracle_watch.changed(before, oracle_watch.signature(stage.tree,
@@ -416,7 +419,7 @@ def ground_errors(runs: Mapping[str, list[Run]],
 def _cast(top: str, tree: str, rev: str | None, known: Known, watch: Watch, *,
           repeats: int | None, properties: Sequence[str], jobs: int,
           environ: Mapping[str, str] | None, out: IO[str], shard: ShardSpec | None,
-          durations: str | None, run_times: Mapping[str, float] | None,
+          durations: str | None, history: schedule.History | None,
           pin: PinCheck | None) -> int:
 
     config = load_worktree(tree)
@@ -453,7 +456,7 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: Watch, *,
                 raise CannotJudge(blobs.filtered_message(found))
         freeze_path = os.path.join(tree, config.freeze_file)
         frozen = set(freeze.load(freeze_path).frozen)
-        got = cast(stage, voters, frozen, watch, known, run_times)
+        got = cast(stage, voters, frozen, watch, known, history)
     ballots, ground = ballots_of(got, voters, frozen, stage, watch)
     info = got.info
     known.ballots = {b.name: b for b in ballots}

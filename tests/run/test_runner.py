@@ -214,26 +214,61 @@ def test_a_runner_that_dies_is_an_error_and_the_next_runs_go_on(project: Repo) -
     assert props["b_ok"]["ballot"] == "pass"
 
 
-def test_the_next_run_is_prepared_while_the_first_one_goes(project: Repo,
-                                                           tmp_path: Path) -> None:
-    """A prepared run says, once held, that no project code ran before its hold: so
-    preparing ahead starts with the first run, not after it (each run's process
-    was started while the run before it went)."""
+TIMED = (KEEPS_STATE + "import os, time\n"
+         "def ticks():\n"
+         "    with open('/proc/self/stat') as f:\n"
+         "        return int(f.read().rpartition(')')[2].split()[19])\n"
+         "def test_timed():\n"
+         "    {body}\n"
+         "    with open('/proc/uptime') as f:\n"
+         "        now = float(f.read().split()[0])\n"
+         "    with open({log!r}, 'a') as f:\n"
+         "        f.write(f'{{ticks() / os.sysconf(\"SC_CLK_TCK\")}} {{now}}\\n')\n")
+SLEEPS = "time.sleep(1.0)"
+COMPUTES = "end = time.process_time() + 0.4\n    while time.process_time() < end:\n        pass"
+
+
+def _starts_and_ends(log: Path) -> list[tuple[float, float]]:
+    """(when each run's process started, when its test ended), in run order."""
+    runs = [tuple(map(float, line.split())) for line in log.read_text().splitlines()]
+    log.unlink()
+    return runs  # type: ignore[return-value]
+
+
+def test_beside_runs_that_wait_the_next_run_is_prepared_from_the_first_one(
+        project: Repo, tmp_path: Path) -> None:
+    """Runs that mostly wait (the last scorecard says so): each next run's process is
+    started, and its preparation made, while the run before it goes, the first run of
+    the gate included (a prepared run says when it is held, before any project code)."""
     log = tmp_path / "runs.log"
-    prop = (KEEPS_STATE + "import os, time\n"
-            "def ticks():\n"
-            "    with open('/proc/self/stat') as f:\n"
-            "        return int(f.read().rpartition(')')[2].split()[19])\n"
-            "def test_slow():\n"
-            "    time.sleep(0.4)\n"
-            "    with open('/proc/uptime') as f:\n"
-            "        now = float(f.read().split()[0])\n"
-            f"    with open({str(log)!r}, 'a') as f:\n"
-            "        f.write(f'{ticks() / os.sysconf(\"SC_CLK_TCK\")} {now}\\n')\n")
-    make_project(project, {"a": prop, "b": prop})
+    make_project(project, {n: TIMED.format(body=SLEEPS, log=str(log)) for n in "ab"})
+    assert run_cli(["gate"], project.path).code == 0  # no history yet: none overlaps
+    card = scorecard(project)
+    assert all(0 <= r["cpu"] < r["seconds"] / 4 for p in card["properties"].values()
+               for r in p["runs"]), card
+    _starts_and_ends(log)
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
-    runs = [tuple(map(float, line.split())) for line in log.read_text().splitlines()]
+    runs = _starts_and_ends(log)
     assert len(runs) == 4
     for (_, ended), (started, _) in itertools.pairwise(runs):
         assert started < ended, runs  # the first run included
+
+
+def test_beside_a_run_that_computes_nothing_is_prepared(project: Repo,
+                                                       tmp_path: Path) -> None:
+    """A run on a CPU most of its time never shares the machine with the next run's
+    preparation (what it measures of time would change): each next run's process
+    starts only once the run before it has ended, in a first gate and in a second one
+    that knows from the scorecard."""
+    log = tmp_path / "runs.log"
+    make_project(project, {n: TIMED.format(body=COMPUTES, log=str(log)) for n in "ab"})
+    for _ in range(2):
+        res = run_cli(["gate"], project.path)
+        assert res.code == 0, res.out + res.err
+        runs = _starts_and_ends(log)
+        assert len(runs) == 4
+        for (_, ended), (started, _) in itertools.pairwise(runs):
+            assert started >= ended - 0.02, runs  # clock ticks of 10 ms
+    assert all(r["cpu"] > r["seconds"] / 4 for p in scorecard(project)["properties"].values()
+               for r in p["runs"])

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.run.schedule import Scheduler, durations_from, rounds
+from ballot_guard.run.schedule import History, Scheduler, history_from, rounds
 from testing.gate_support import PASS, _shared_pycache, make_project, project, scorecard
 from testing.helpers import Repo, run_cli
 
@@ -111,15 +111,17 @@ def test_rounds_put_the_longest_known_first_and_the_unknown_before_them() -> Non
     assert tasks == [("a", 0), ("c", 0), ("d", 0), ("b", 0), ("a", 1), ("d", 1), ("b", 1)]
 
 
-def test_durations_come_from_a_scorecard_and_a_bad_one_gives_none(tmp_path: Path) -> None:
+def test_history_comes_from_a_scorecard_and_a_bad_one_gives_none(tmp_path: Path) -> None:
     card = tmp_path / "card.json"
     card.write_text(json.dumps({"properties": {
-        "a": {"runs": [{"seconds": 1.0}, {"seconds": 3.0}]}, "f": {"runs": []}}}))
-    assert durations_from(str(card)) == {"a": 2.0}
-    for text in ("{", "[]", '{"properties": {"a": {"runs": [{"seconds": "x"}]}}}'):
+        "a": {"runs": [{"seconds": 1.0, "cpu": 0.1}, {"seconds": 3.0, "cpu": 0.9}]},
+        "b": {"runs": [{"seconds": 2.0}]}, "f": {"runs": []}}}))
+    assert history_from(str(card)) == History({"a": 2.0, "b": 2.0}, {"a": 0.2})
+    for text in ("{", "[]", '{"properties": {"a": {"runs": [{"seconds": "x"}]}}}',
+                 '{"properties": {"a": {"runs": [{"seconds": 1, "cpu": "x"}]}}}'):
         card.write_text(text)
-        assert durations_from(str(card)) == {}
-    assert durations_from(str(tmp_path / "missing.json")) == {}
+        assert history_from(str(card)) == History({}, {})
+    assert history_from(str(tmp_path / "missing.json")) == History({}, {})
 
 
 @settings(max_examples=30, deadline=None)
