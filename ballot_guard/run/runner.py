@@ -38,6 +38,7 @@ from ballot_guard.run.interpreter import (
 from ballot_guard.run.protocol import Request, RunRequest
 from ballot_guard.run.schedule import Scheduler
 from ballot_guard.run.trash import Trash
+from ballot_guard.vocabulary import Outcome
 from ballot_guard.vote.freeze_hint import excerpt
 
 __all__ = ["Run", "RunnerInfo", "Session", "check_not_tracked", "find_interpreter",
@@ -46,7 +47,7 @@ __all__ = ["Run", "RunnerInfo", "Session", "check_not_tracked", "find_interprete
 
 @dataclass(frozen=True)
 class Run:
-    outcome: str              # pass | fail | timeout | error
+    outcome: Outcome
     exit: int | None          # pytest's exit code; None when killed or crashed by a signal
     seconds: float
     passed: int = 0
@@ -69,7 +70,7 @@ class Run:
                 **({"cpu": round(self.cpu, 3)} if self.cpu is not None else {})}
 
 
-def outcome_of(exit_code: int | None, timed_out: bool) -> str:
+def outcome_of(exit_code: int | None, timed_out: bool) -> Outcome:
     """pytest 0 pass, 1 fail; a timeout counts as failing; anything else broke the runner."""
     if timed_out:
         return "timeout"
@@ -206,7 +207,7 @@ def _tampered(raw: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _unfinished_pass(raw: Mapping[str, Any], log: str) -> tuple[str, str] | None:
+def _unfinished_pass(raw: Mapping[str, Any], log: str) -> tuple[Outcome, str] | None:
     """(outcome, why) when pytest said 0 but the session does not show every test
     checked: no session end recorded (``os._exit`` from the code under test), an
     early end (``pytest.exit``), a test that failed, errored, skipped or xfailed
