@@ -905,10 +905,12 @@ class _Hold:
             real = _REALPATH(path)
             if real.startswith(top) and not real.startswith(env):
                 self.early.append(name)
-        if self.ready_fd is not None:  # held: whether project code ran before this point
-            ready, self.ready_fd = self.ready_fd, None
+        if self.ready_fd is not None:  # held: whether project code ran before this point,
+            ready, self.ready_fd = self.ready_fd, None  # and the CPU its preparation took
+            spent = os.times()
             try:
-                os.write(ready, b"1" if self.early else b"0")
+                os.write(ready, b"%s %.4f" % (b"1" if self.early else b"0",
+                                              spent.user + spent.system))
             except OSError:
                 pass
             os.close(ready)
@@ -1641,11 +1643,17 @@ def serve(policy: str | None = None) -> int:
         ready = select.select([wake_r, *readies] + ([0] if open_ else []), [], [])[0]
         for fd in [fd for fd in ready if fd in readies]:
             try:
-                said = os.read(fd, 1)
+                said = os.read(fd, 64).split()
             except OSError:
-                said = b""
+                said = []
             os.close(fd)  # read once: nothing the run writes later reaches the gate
-            reply({"id": readies.pop(fd), "ready": {b"0": True, b"1": False}.get(said)})
+            held: Reply = {"id": readies.pop(fd),
+                           "ready": {b"0": True, b"1": False}.get(said[0]) if said else None}
+            try:
+                held["prep"] = float(said[1])
+            except (IndexError, ValueError):
+                pass
+            reply(held)
         if wake_r in ready:
             try:
                 while os.read(wake_r, 512):

@@ -8,7 +8,7 @@ only for the type checker.
 
     gate -> server   {"op": "prepare", "id": "3", "req": {...RunRequest}}
     server -> gate   {"id": "3", "prepared": 4242}   its keeper, forked
-    server -> gate   {"id": "3", "ready": true}      held before any project code
+    server -> gate   {"id": "3", "ready": true, "prep": 0.07}   held before any project code
                                                      (false: some ran before; null:
                                                      it ended first)
     gate -> server   {"op": "go", "id": "3"}         or {"op": "cancel", "id": "3"}
@@ -64,6 +64,7 @@ class Reply(TypedDict, total=False):
     id: str
     prepared: int        # the run's keeper (its process group)
     ready: bool | None
+    prep: float          # with ready: the CPU seconds its preparation took
     started: int
     exit: int
     signal: int

@@ -58,7 +58,7 @@ class Run:
     early: bool = False       # project code ran before the run was released
     started: float | None = None  # when it was released: seconds since the runs began
     ended: int | None = None  # processes it left running, ended with it (None: unknown)
-    cpu: float | None = None  # CPU seconds it used, its preparation included (None: unknown)
+    cpu: float | None = None  # CPU seconds it used once released (None: unknown)
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
@@ -257,9 +257,22 @@ def _remove(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def _after(cpu: float | None, prep: float | None) -> float | None:
+    """The CPU a run used once released: all it used, less its preparation."""
+    if cpu is None:
+        return None
+    return max(0.0, cpu - prep) if prep is not None else cpu
+
+
+def _seconds(value: Any) -> float | None:
+    """A count of seconds the runner reported, if it is one."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e9
+    return float(value) if ok else None
+
+
 def _finish(req: RunRequest, exit_code: int | None, sig: int | None, timed_out: bool,
             start: float, timeout: float, discard: Callable[[str], None] = _remove,
-            cpu: Any = None) -> Run:
+            cpu: Any = None, prep: Any = None) -> Run:
     seconds = time.monotonic() - start
     outcome = outcome_of(exit_code, timed_out)
     raw = _counts_raw(req["result"])
@@ -293,9 +306,7 @@ def _finish(req: RunRequest, exit_code: int | None, sig: int | None, timed_out: 
               "" if outcome == "pass" else _tail(req["log"]),
               tuple(str(p) for p in plugins) if isinstance(plugins, list) else (),
               bool(raw.get("early")), start,
-              _ended(req.get("ended")),
-              float(cpu) if isinstance(cpu, (int, float)) and not isinstance(cpu, bool)
-              and 0 <= cpu < 1e9 else None)
+              _ended(req.get("ended")), _after(_seconds(cpu), _seconds(prep)))
     if req.get("dir"):
         discard(req["dir"])  # its TMPDIR, HOME, bytecode, log
     return run
@@ -511,10 +522,10 @@ class _ForkServer:
         finally:
             self.live.discard(pid)
             with self.cond:
-                self.inbox.pop(rid, None)
+                got = self.inbox.pop(rid, None) or {}
         assert status is not None
         return _finish(req, status.get("exit"), status.get("signal"), timed_out, start,
-                       timeout, discard, status.get("cpu"))
+                       timeout, discard, status.get("cpu"), got.get("prep"))
 
     @property
     def alive(self) -> bool:
@@ -823,10 +834,10 @@ class Session:
             task = nxt if nxt is not None else sched.take()
 
     def _waits(self, path: str) -> bool:
-        """Whether runs of ``path`` mostly wait (on a CPU at most ``WAITS`` of their time,
-        preparation included; a quarter, so that a run that computes on a loaded
-        machine, waiting for a CPU, still counts as computing): only beside those is
-        the next run prepared.  A run that
+        """Whether runs of ``path`` mostly wait (on a CPU at most ``WAITS`` of their time
+        once released; a quarter, so that a run that computes on a loaded machine,
+        waiting for a CPU, still counts as computing): only beside those is the next
+        run prepared.  A run that
         computes would share the machine with a preparation (caches, memory, the other
         core's power): what it measures of time would not be what it measures alone.
         Unknown (no run of it yet, in this gate or the last scorecard): it computes."""

@@ -30,7 +30,7 @@ class RunCard(_RunCard, total=False):
 
     failure: str  # the failing run's line (``freeze_hint.excerpt``)
     ended: int  # processes it left running, ended with it
-    cpu: float  # CPU seconds it used, its preparation included (a forked run)
+    cpu: float  # CPU seconds it used once released (a forked run)
 
 
 class PropertyCard(TypedDict):
