@@ -20,6 +20,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -765,8 +766,6 @@ class Session:
         return results
 
     def _pool(self, workers: Sequence[Callable[[], None]]) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
         pool = ThreadPoolExecutor(max_workers=len(workers))
         try:
             for f in [pool.submit(w) for w in workers]:
