@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from ballot_guard.vote.ballot import PropertyCard, RunCard
+from ballot_guard.vote.scorecard import Scorecard
 from testing.helpers import Repo, adopted_repo, init_repo, pin
 
 PASS = "def test_ok():\n    assert 1 + 1 == 2\n"
@@ -76,6 +78,17 @@ def scorecard(repo: Repo) -> Any:
     return read_json(repo.path / ".ballot_guard" / "scorecard.json")
 
 
+def keys_follow_the_types(card: Any) -> None:
+    """A written scorecard holds the keys its TypedDicts declare, and no other."""
+    assert Scorecard.__required_keys__ <= set(card) <= (Scorecard.__required_keys__
+                                                         | Scorecard.__optional_keys__)
+    for prop in card["properties"].values():
+        assert set(prop) == PropertyCard.__required_keys__
+        for run in prop["runs"]:
+            assert RunCard.__required_keys__ <= set(run) <= (RunCard.__required_keys__
+                                                             | RunCard.__optional_keys__)
+
+
 def lines(log: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
 
@@ -100,6 +113,7 @@ __all__ = [
     "PASS",
     "counting",
     "flip",
+    "keys_follow_the_types",
     "lines",
     "make_project",
     "pin",

@@ -10,9 +10,7 @@ import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from ballot_guard.vote.ballot import PropertyCard, RunCard
 from ballot_guard.vote.gate import run_gate
-from ballot_guard.vote.scorecard import Scorecard
 from testing.gate_support import (
     EMPTY,
     FAIL,
@@ -21,6 +19,7 @@ from testing.gate_support import (
     _shared_pycache,
     counting,
     flip,
+    keys_follow_the_types,
     lines,
     make_project,
     project,
@@ -403,12 +402,4 @@ def test_run_gate_hands_back_the_scorecard_it_wrote(project: Repo) -> None:
     assert json.loads(json.dumps(result.card)) == scorecard(project)
     assert {n: p["ballot"] for n, p in result.card["properties"].items()} == {
         "ok": "pass", "bad": "fail"}
-    # the scorecard's TypedDicts declare exactly what the gate writes
-    card = result.card
-    assert Scorecard.__required_keys__ <= set(card) <= (Scorecard.__required_keys__
-                                                         | Scorecard.__optional_keys__)
-    for prop in card["properties"].values():
-        assert set(prop) == PropertyCard.__required_keys__
-        for run in prop["runs"]:
-            assert RunCard.__required_keys__ <= set(run) <= (RunCard.__required_keys__
-                                                             | RunCard.__optional_keys__)
+    keys_follow_the_types(result.card)  # its TypedDicts declare exactly what it writes

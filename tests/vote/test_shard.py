@@ -13,10 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballot_guard.vote.ballot import PropertyCard, RunCard
-from ballot_guard.vote.scorecard import Scorecard
 from ballot_guard.vote.shard import assign
-from testing.gate_support import FAIL, PASS, _shared_pycache, flip, make_project, project
+from testing.gate_support import (
+    FAIL,
+    PASS,
+    _shared_pycache,
+    flip,
+    keys_follow_the_types,
+    make_project,
+    project,
+)
 from testing.helpers import CliResult, Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]
@@ -89,17 +95,6 @@ def test_merged_verdict_equals_one_gate_on_the_same_seed(project: Repo, tmp_path
     assert 'failures="1"' in (tmp_path / "merged.xml").read_text()
 
 
-def _keys_follow_the_types(card: Any) -> None:
-    """The scorecard a merge wrote holds the keys its TypedDicts declare, no other."""
-    assert Scorecard.__required_keys__ <= set(card) <= (Scorecard.__required_keys__
-                                                         | Scorecard.__optional_keys__)
-    for prop in card["properties"].values():
-        assert set(prop) == PropertyCard.__required_keys__
-        for run in prop["runs"]:
-            assert RunCard.__required_keys__ <= set(run) <= (RunCard.__required_keys__
-                                                             | RunCard.__optional_keys__)
-
-
 def test_ci_takes_the_merged_verdict_as_a_value(project: Repo, tmp_path: Path) -> None:
     """``ci --merge``: the verdict, the report and CI's JUnit file come from the merge's
     scorecard (which ``merged`` hands back as a value)."""
@@ -110,7 +105,7 @@ def test_ci_takes_the_merged_verdict_as_a_value(project: Repo, tmp_path: Path) -
     assert f"the gate at {project.head()[:12]} exited 1 (fail: c)" in res.out
     merged = load(project.path / ".ballot_guard" / "scorecard.json")
     assert ballots(merged) == {"a": "pass", "b": "pass", "c": "fail", "d": "pass", "e": "pass"}
-    _keys_follow_the_types(merged)
+    keys_follow_the_types(merged)
     junit = (project.path / ".ballot_guard" / "junit.xml").read_text()
     assert 'tests="5" failures="1" errors="0" skipped="0"' in junit
 
