@@ -92,6 +92,16 @@ _CHECKOUT = """\
 """
 
 
+def _venv(install: str) -> str:
+    """The step that makes the project's interpreter, as a workflow's step lines."""
+    return f"""\
+      - name: The project's interpreter (.venv), where the properties run
+        run: |
+          python -m venv .venv
+          {install}
+"""
+
+
 def workflow_text(source: Source, root: str, shards: int = 1) -> str:
     has_project = os.path.exists(os.path.join(root, "setup.py")) or os.path.exists(
         os.path.join(root, PYPROJECT))
@@ -113,17 +123,7 @@ jobs:
   ballot-guard:
     runs-on: ubuntu-latest
     steps:
-      - uses: actions/checkout@v4
-        with:
-          fetch-depth: 0  # the base branch and every commit of the pull request
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.12"
-      - name: The project's interpreter (.venv), where the properties run
-        run: |
-          python -m venv .venv
-          {install}
-      - uses: {source.action}
+{_CHECKOUT}{_venv(install)}      - uses: {source.action}
 """
 
 
@@ -151,11 +151,7 @@ jobs:
         shard: [{ks}]
     runs-on: ubuntu-latest
     steps:
-{_CHECKOUT}      - name: The project's interpreter (.venv), where the properties run
-        run: |
-          python -m venv .venv
-          {install}
-      - uses: {source.action}
+{_CHECKOUT}{_venv(install)}      - uses: {source.action}
         with:
           shard: ${{{{ matrix.shard }}}}/{n}
   ballot-guard:

@@ -142,47 +142,43 @@ def test_a_clean_push_is_accepted(pushed: Repo) -> None:
     assert _remote_head(pushed) == pushed.head()
 
 
+def _refused(pushed: Repo, before: str, *said: str) -> None:
+    """The push fails, its output says each of ``said``, and the remote stays at ``before``."""
+    proc = push(pushed, "origin", "main")
+    out = _out(proc)
+    assert proc.returncode != 0, out
+    assert all(text in out for text in said), out
+    assert _remote_head(pushed) == before
+
+
 def test_a_stable_failure_is_refused(pushed: Repo) -> None:
     before = _remote_head(pushed)
     pushed.write("billing.py", BILLING.replace("calls >= retries", "calls > retries"))
     pushed.commit_all("retry four times")
-    proc = push(pushed, "origin", "main")
-    out = _out(proc)
-    assert proc.returncode != 0, out
-    assert "bounded_retry" in out and "exit 1" in out
-    assert _remote_head(pushed) == before
+    _refused(pushed, before, "bounded_retry", "exit 1")
 
 
 def test_fixture_drift_is_refused(pushed: Repo) -> None:
     before = _remote_head(pushed)
     pushed.write("fixtures/cards.json", '{"cards": []}\n')
     pushed.commit_all("move a fixture")  # committed without the hook
-    proc = push(pushed, "origin", "main")
-    out = _out(proc)
-    assert proc.returncode != 0 and "exit 2" in out, out
-    assert _remote_head(pushed) == before
+    _refused(pushed, before, "exit 2")
 
 
 def test_a_frozen_voter_is_refused(pushed: Repo, tmp_path: Path) -> None:
     before = _remote_head(pushed)
-    counter = tmp_path / "flaky-counter"
-    write_flaky(pushed, counter)
+    write_flaky(pushed, tmp_path / "flaky-counter")
     pushed.commit_all("a property with a clock in it")
-    proc = push(pushed, "origin", "main")
-    out = _out(proc)
-    assert proc.returncode != 0, out
-    assert "flaky" in out and "exit 3" in out
-    assert _remote_head(pushed) == before
+    _refused(pushed, before, "flaky", "exit 3")
 
 
 def test_a_mixed_commit_blocks_the_push_before_the_gate(pushed: Repo) -> None:
+    before = _remote_head(pushed)
     pushed.write("billing.py", BILLING + "\n# tidy\n")
     pushed.write("properties/test_bounded_retry.py",
                  (pushed.path / "properties/test_bounded_retry.py").read_text() + "\n")
     pushed.commit_all("mixed")  # committed without the hook
-    proc = push(pushed, "origin", "main")
-    out = _out(proc)
-    assert proc.returncode != 0 and "rule 1" in out and "the gate did not run" in out, out
+    _refused(pushed, before, "rule 1", "the gate did not run")
 
 
 def test_a_new_branch_is_judged_on_its_own_commits(pushed: Repo) -> None:

@@ -258,23 +258,19 @@ def _judge(repo: Repo, source: Source, tmp_path: Path) -> dict:  # type: ignore[
 
 
 @pytest.mark.parametrize("source", SOURCES)
-def test_rename_from_oracle_to_behaviour_counts_both(repo: Repo, source: str,
-                                                     tmp_path: Path) -> None:
+@pytest.mark.parametrize("old, new, oracle, behavior", [
+    ("properties/test_retry.py", "src/retry_check.py", "properties/test_retry.py",
+     "src/retry_check.py"),  # out of the oracle, into behaviour code
+    ("src/app.py", "properties/test_app.py", "properties/test_app.py", "src/app.py"),  # back
+])
+def test_a_rename_across_the_oracle_counts_both_sides(repo: Repo, source: str, tmp_path: Path,
+                                                      old: str, new: str, oracle: str,
+                                                      behavior: str) -> None:
     adopt(repo)
-    repo.git("mv", "properties/test_retry.py", "src/retry_check.py")
+    repo.git("mv", old, new)
     out = _judge(repo, source, tmp_path)
     assert out["verdict"] == "blocked"
-    assert out["oracle"] == ["properties/test_retry.py"] and out["behavior"] == ["src/retry_check.py"]
-
-
-@pytest.mark.parametrize("source", SOURCES)
-def test_rename_from_behaviour_into_oracle_counts_both(repo: Repo, source: str,
-                                                       tmp_path: Path) -> None:
-    adopt(repo)
-    repo.git("mv", "src/app.py", "properties/test_app.py")
-    out = _judge(repo, source, tmp_path)
-    assert out["verdict"] == "blocked"
-    assert out["oracle"] == ["properties/test_app.py"] and out["behavior"] == ["src/app.py"]
+    assert out["oracle"] == [oracle] and out["behavior"] == [behavior]
 
 
 @pytest.mark.parametrize("source", SOURCES)
