@@ -92,6 +92,16 @@ _CHECKOUT = """\
 """
 
 
+_HEAD = """\
+name: ballot-guard
+on:
+  pull_request:
+permissions:
+  contents: read
+jobs:
+"""
+
+
 def _venv(install: str) -> str:
     """The step that makes the project's interpreter, as a workflow's step lines."""
     return f"""\
@@ -114,13 +124,7 @@ def workflow_text(source: Source, root: str, shards: int = 1) -> str:
 # --no-verify: every commit of the pull request is judged (scope), then the fixture pin
 # and the repeat gate run at its head.  Exit codes: 0 clean, 1 blocked, 2 fixture
 # drift, 3 abstention (a frozen voter), 4 could not judge.
-name: ballot-guard
-on:
-  pull_request:
-permissions:
-  contents: read
-jobs:
-  ballot-guard:
+{_HEAD}  ballot-guard:
     runs-on: ubuntu-latest
     steps:
 {_CHECKOUT}{_venv(install)}      - uses: {source.action}
@@ -138,13 +142,7 @@ def sharded_workflow(source: Source, install: str, n: int) -> str:
 # scorecards into one verdict: make it the one required check.  Exit codes: 0 clean,
 # 1 blocked, 2 fixture drift, 3 abstention (a frozen voter), 4 could not judge (also: a
 # shard missing, or shards of another commit).
-name: ballot-guard
-on:
-  pull_request:
-permissions:
-  contents: read
-jobs:
-  shard:
+{_HEAD}  shard:
     strategy:
       fail-fast: false  # every shard votes, whatever another one found
       matrix:

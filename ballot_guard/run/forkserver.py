@@ -1149,12 +1149,17 @@ def _child(req: RunRequest, go_fd: int, ready_fd: int | None = None,
         except BaseException:  # noqa: BLE001
             pass
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:  # noqa: BLE001
-            pass
-        _exit(code)
+        _flushed_exit(code, _exit)
+
+
+def _flushed_exit(code: int, exit_: Any = _EXIT) -> None:
+    """End this process now with ``code``, what it printed written out first."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - the exit must happen
+        pass
+    exit_(code)
 
 
 # --- nothing left behind -----------------------------------------------------
@@ -1742,12 +1747,7 @@ def once(request: str) -> int:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             code = _once(req)
         finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            except BaseException:  # noqa: BLE001
-                pass
-            _EXIT(code)
+            _flushed_exit(code)
 
     _keep(req, None, start)
     return CRASH

@@ -136,15 +136,20 @@ def _ended(path: str | None) -> int | None:
     return _ints(_counts_raw(path)).get("ended") if path else None
 
 
-def _tail(path: str, lines: int = 25) -> str:
+def _log_end(path: str, size: int) -> str | None:
+    """The last ``size`` bytes of a run's log, as text (None when it cannot be read)."""
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 8192))
-            text = f.read().decode(errors="replace")
+            f.seek(max(0, f.tell() - size))
+            return f.read().decode(errors="replace")
     except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
+        return None
+
+
+def _tail(path: str, lines: int = 25) -> str:
+    text = _log_end(path, 8192)
+    return "" if text is None else "\n".join(text.splitlines()[-lines:])
 
 
 def _counts_raw(path: str) -> dict[str, Any]:
@@ -166,12 +171,8 @@ _SUMMARY = re.compile(r"^(?:=+ )?(\d+ [a-z]+(?:, \d+ [a-z]+)*) in \d+(?:\.\d+)?s
 
 def _summary(log: str) -> dict[str, int] | None:
     """pytest's own final count line (``1 failed, 2 passed in 0.03s``) from a run's log."""
-    try:
-        with open(log, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 16384))
-            text = f.read().decode(errors="replace")
-    except OSError:
+    text = _log_end(log, 16384)
+    if text is None:
         return None
     found = _SUMMARY.findall(text)
     if not found:
