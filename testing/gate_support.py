@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from ballot_guard.run.protocol import Isolation
 from ballot_guard.vote.ballot import PropertyCard, RunCard
-from ballot_guard.vote.scorecard import Scorecard
-from testing.helpers import Repo, adopted_repo, init_repo, pin
+from ballot_guard.vote.scorecard import DigestCard, MergedShard, Scorecard, ShardRecord
+from testing.helpers import Repo, adopted_repo, holds_the_keys, init_repo, pin
 
 PASS = "def test_ok():\n    assert 1 + 1 == 2\n"
 FAIL = "def test_bad():\n    assert 1 + 1 == 3\n"
@@ -79,14 +80,23 @@ def scorecard(repo: Repo) -> Any:
 
 
 def keys_follow_the_types(card: Any) -> None:
-    """A written scorecard holds the keys its TypedDicts declare, and no other."""
-    assert Scorecard.__required_keys__ <= set(card) <= (Scorecard.__required_keys__
-                                                         | Scorecard.__optional_keys__)
+    """A written scorecard holds the keys its TypedDicts declare, and no other: its
+    properties and runs, and its digest, isolation, shard and shards records."""
+    holds_the_keys(Scorecard, card)
     for prop in card["properties"].values():
         assert set(prop) == PropertyCard.__required_keys__
         for run in prop["runs"]:
-            assert RunCard.__required_keys__ <= set(run) <= (RunCard.__required_keys__
-                                                             | RunCard.__optional_keys__)
+            holds_the_keys(RunCard, run)
+    if card["digest"] is not None:
+        holds_the_keys(DigestCard, card["digest"])
+    if card.get("isolation") is not None:
+        holds_the_keys(Isolation, card["isolation"])
+    if "shard" in card:
+        holds_the_keys(ShardRecord, card["shard"])
+    for shard in card.get("shards", ()):
+        holds_the_keys(MergedShard, shard)
+        if shard["isolation"] is not None:
+            holds_the_keys(Isolation, shard["isolation"])
 
 
 def lines(log: Path) -> list[dict[str, Any]]:

@@ -143,6 +143,13 @@ def chdir(path: Path | str) -> Iterator[None]:
         os.chdir(old)
 
 
+def holds_the_keys(td: Any, obj: Any) -> None:
+    """``obj`` holds every key the TypedDict ``td`` requires, and no key it does not declare."""
+    assert isinstance(obj, dict), obj
+    required, optional = td.__required_keys__, td.__optional_keys__
+    assert required <= set(obj) <= required | optional, (td.__name__, sorted(obj))
+
+
 def run_cli(args: Sequence[str], cwd: Path | str, stdin: str | None = None) -> CliResult:
     """Call ``main(args)`` in-process in ``cwd``; capture its streams."""
     out, err = io.StringIO(), io.StringIO()

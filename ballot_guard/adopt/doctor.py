@@ -14,8 +14,8 @@ import os
 import shlex
 import sys
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
 
 from ballot_guard import config as cfg
 from ballot_guard import freeze, git
@@ -40,6 +40,62 @@ PARENT_CONFIGS = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
 _REDIRECTS = ("-c", "--config-file", "--rootdir", "--confcutdir", "-p")
 
 
+class Setting(TypedDict):
+    """One configuration key as it is in force."""
+
+    value: object  # as JSON writes it: a tuple as a list, a mapping as an object
+    source: Literal["default", "table"]
+
+
+class Runner(TypedDict):
+    """The interpreter the gate would run the properties with, or why it cannot."""
+
+    python: str | None
+    pytest: str | None
+    hypothesis: str | None
+    pytest_randomly: bool | None
+    error: str | None
+
+
+class Identity(TypedDict):
+    """Who git would commit as, and whether that is an agent."""
+
+    identities: list[str]
+    agent: bool
+    pattern: str | None  # the ``agents`` pattern that matched, if one did
+
+
+class PinState(TypedDict):
+    """Whether the pin holds (``digest --check``)."""
+
+    ok: bool
+    file: str
+    pinned: str | None
+    actual: str | None
+    format: str | None
+    problem: str | None
+
+
+class FindingJson(TypedDict):
+    kind: str
+    message: str
+
+
+class ReportJson(TypedDict):
+    """``doctor --json``: the report, then its exit code."""
+
+    root: str
+    config: dict[str, Setting]
+    voters: list[str]
+    interpreter: Runner
+    isolation: str
+    identity: Identity
+    hooks: dict[str, str | None]
+    pin: PinState
+    findings: list[FindingJson]
+    exit: int
+
+
 @dataclass(frozen=True)
 class Finding:
     kind: str  # a stable name: "agent-pattern", "neutral-code", ...
@@ -49,23 +105,25 @@ class Finding:
 @dataclass(frozen=True)
 class Report:
     root: str
-    config: dict[str, dict[str, Any]]  # key -> {"value", "source": "default" | "table"}
+    config: dict[str, Setting]  # key -> its value and where it came from
     voters: list[str]
-    interpreter: dict[str, Any]
+    interpreter: Runner
     isolation: str
-    identity: dict[str, Any]
+    identity: Identity
     hooks: dict[str, str | None]  # stage -> "framework" | "plain" | "foreign" | None
-    pin: dict[str, Any]
+    pin: PinState
     findings: list[Finding] = field(default_factory=list)
 
     @property
     def exit(self) -> int:
         return 1 if self.findings else 0
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["exit"] = self.exit
-        return data
+    def to_json(self) -> ReportJson:
+        return {"root": self.root, "config": self.config, "voters": self.voters,
+                "interpreter": self.interpreter, "isolation": self.isolation,
+                "identity": self.identity, "hooks": self.hooks, "pin": self.pin,
+                "findings": [{"kind": f.kind, "message": f.message} for f in self.findings],
+                "exit": self.exit}
 
 
 def _table(root: str) -> dict[str, Any]:
@@ -259,11 +317,12 @@ def examine(root: str, environ: Mapping[str, str] | None = None) -> Report:
     env = dict(os.environ if environ is None else environ)
     config = cfg.load_worktree(root)
     table = _table(root)
-    settings = {key: {"value": _plain(getattr(config, key)),
-                      "source": "table" if key in table else "default"}
-                for key in cfg.Config._fields}
+    settings: dict[str, Setting] = {
+        key: {"value": _plain(getattr(config, key)),
+              "source": "table" if key in table else "default"}
+        for key in cfg.Config._fields}
     voters = voter_files(root, config)
-    runner: dict[str, Any]
+    runner: Runner
     isolation = "none"
     try:
         python = interpreter.find_interpreter(root, config, environ=env)
@@ -277,14 +336,14 @@ def examine(root: str, environ: Mapping[str, str] | None = None) -> Report:
                   "pytest_randomly": None, "error": str(exc)}
     idents = identity.committing_identities(root)
     matched = [(i, p) for i in idents for p in config.agents if identity.matches(p, i)]
-    who = {"identities": list(dict.fromkeys(idents)),
-           "agent": bool(matched) or bool(env.get("BALLOT_GUARD_AGENT")),
-           "pattern": matched[0][1] if matched else None}
+    who: Identity = {"identities": list(dict.fromkeys(idents)),
+                     "agent": bool(matched) or bool(env.get("BALLOT_GUARD_AGENT")),
+                     "pattern": matched[0][1] if matched else None}
     folder = install.hooks_dir(root)
     hooks = {stage: _hook_kind(os.path.join(folder, stage)) for stage in install.HOOKS}
     check = pin.check_pin(root, config)
-    state = {"ok": check.ok, "file": config.digest_file, "pinned": check.pinned,
-             "actual": check.actual, "format": check.format, "problem": check.problem}
+    state: PinState = {"ok": check.ok, "file": config.digest_file, "pinned": check.pinned,
+                       "actual": check.actual, "format": check.format, "problem": check.problem}
     return Report(root, settings, sorted(voters), runner, isolation, who, hooks, state,
                   findings(root, config, voters, hooks))
 

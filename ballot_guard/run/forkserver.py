@@ -53,7 +53,7 @@ from collections.abc import Callable  # noqa: E402 - after the references above
 from typing import TYPE_CHECKING, Any  # noqa: E402 - after the references above
 
 if TYPE_CHECKING:  # this file runs alone in the project's interpreter: names for the checker
-    from ballot_guard.run.protocol import Describe, Reply, RunRequest
+    from ballot_guard.run.protocol import Describe, Isolation, Reply, RunRequest
 
 # Exit code of a child whose own machinery (not pytest) failed.
 CRASH = 70
@@ -62,7 +62,7 @@ SANDBOX: Any = None   # ballot-guard's sandbox.py, loaded by path when a policy 
 POLICY: dict[str, Any] = {}  # the sandbox policy in force in this server ({}: none)
 
 
-def _enter_sandbox(policy_json: str | None) -> dict[str, Any]:
+def _enter_sandbox(policy_json: str | None) -> Isolation:
     """Enter the OS sandbox the gate asks for (before any thread or import); its record."""
     global SANDBOX, POLICY  # noqa: PLW0603 - this server's one sandbox, set at its start
     import importlib.util
@@ -74,7 +74,7 @@ def _enter_sandbox(policy_json: str | None) -> dict[str, Any]:
     SANDBOX = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(SANDBOX)
     policy = SANDBOX.with_environment(policy)
-    isolation: dict[str, Any] = SANDBOX.enter(policy)
+    isolation: Isolation = SANDBOX.enter(policy)
     if isolation["level"] == "sandbox":
         POLICY = policy
     return isolation

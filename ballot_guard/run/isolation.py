@@ -9,16 +9,14 @@ the gate's header.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
 
 from ballot_guard import git
 from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge
+from ballot_guard.run.protocol import Isolation, Policy
 
 
-def policy(config: Config, *, top: str, tree: str, workdir: str | None = None
-           ) -> dict[str, Any]:
+def policy(config: Config, *, top: str, tree: str, workdir: str | None = None) -> Policy:
     """The sandbox a gate's runs get: the checkouts copy-on-write, every git directory
     of them read-only, and the gate's run directory ``workdir`` hidden: each run sees
     there only its own directory (made writable for it: its log and result go there),
@@ -29,15 +27,15 @@ def policy(config: Config, *, top: str, tree: str, workdir: str | None = None
             "readonly": gitdirs, "hidden": [workdir] if workdir else [], "writable": []}
 
 
-def check(config: Config, isolation: Mapping[str, Any] | None) -> None:
+def check(config: Config, isolation: Isolation | None) -> None:
     """CannotJudge when ``sandbox = "required"`` and the runs would not be sandboxed."""
-    if config.sandbox != "required" or (isolation or {}).get("level") == "sandbox":
+    if config.sandbox != "required" or (isolation and isolation.get("level")) == "sandbox":
         return
-    why = (isolation or {}).get("reason") or "the runner did not report its isolation"
+    why = (isolation and isolation.get("reason")) or "the runner did not report its isolation"
     raise CannotJudge(f'sandbox = "required" but the runs cannot be sandboxed: {why}')
 
 
-def describe(isolation: Mapping[str, Any] | None) -> str:
+def describe(isolation: Isolation | None) -> str:
     """One phrase for the gate's header."""
     if not isolation:
         return "isolation unknown"

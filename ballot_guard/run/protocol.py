@@ -17,10 +17,64 @@ only for the type checker.
 
 The first line the server writes is its handshake (``Describe``, with ``id``
 absent: filed under ``"None"``).
+
+Around the messages: the sandbox ``Policy`` the server is started with (its one
+argument, JSON), the ``Isolation`` record it reports in its handshake (the scorecard
+keeps it), and the ``RunResult`` file each run writes (its counts and the judge's
+checks).  A run's own files and the server's replies are written beside the code
+under test, so the gate reads them with checks (``runner.py``): these types say what
+they hold when nothing forged them.
 """
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
+
+SandboxMode = Literal["auto", "required", "off"]
+
+
+class _PolicyMode(TypedDict):
+    mode: SandboxMode
+
+
+class Policy(_PolicyMode, total=False):
+    """The sandbox the gate's runs get (``isolation.policy``): paths, each a kind of view."""
+
+    network: bool        # whether a run may reach the network (loopback included)
+    overlay: list[str]   # seen copy-on-write: what a run writes there vanishes with it
+    readonly: list[str]  # seen read-only (the git directories, the interpreter's environment)
+    hidden: list[str]    # an empty place of the run's own (the gate's run directory)
+    writable: list[str]  # seen as they are (the run's own directory)
+
+
+class Isolation(TypedDict):
+    """The isolation in force for the runs (``sandbox.record``; the scorecard's
+    ``isolation``)."""
+
+    level: Literal["sandbox", "hermetic"]
+    namespaces: list[str]  # the namespaces each run gets (none at the hermetic level)
+    network: bool
+    reason: str | None     # why there is no OS sandbox; None when it holds
+
+
+class RunResult(TypedDict, total=False):
+    """What a run reports in its ``result`` file (and its keeper or init in ``ended``)."""
+
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    collected: int
+    dodged: int              # skips and xfails raised while running, not declared by a mark
+    plugins: list[str]       # pytest plugins that may be project code
+    early: bool              # project code ran before the run was released
+    complete: bool           # every collected test has an outcome
+    replaced: list[str]      # the judge's machinery the code under test replaced
+    registered: list[str]    # pytest plugins registered during the run
+    from_main: list[str]     # modules imported from the main checkout under --rev
+    unrepointable: list[str]  # import paths into the main checkout with no counterpart
+    stats: dict[str, int]    # pytest's terminal statistics: outcome -> count
+    ended: int               # the ``ended`` file: processes ended with the run
+    reaper: bool             # the ``ended`` file: whether the keeper could reap them all
 
 
 class RunRequest(TypedDict, total=False):
@@ -84,7 +138,13 @@ class Describe(TypedDict, total=False):
     site: list[str]
     idle: bool           # a run prepared ahead can wait at the idle priority
     fork: bool           # it can fork runs (no threads in the server)
-    isolation: dict[str, Any] | None
+    isolation: Isolation | None
 
 
-__all__ = ["Cancel", "Describe", "Go", "Prepare", "Reply", "Request", "RunRequest"]
+class Filed(Reply, Describe, total=False):
+    """What the server said about one request id, its lines merged as they came (the
+    handshake is filed under ``"None"``)."""
+
+
+__all__ = ["Cancel", "Describe", "Filed", "Go", "Isolation", "Policy", "Prepare", "Reply",
+           "Request", "RunRequest", "RunResult", "SandboxMode"]

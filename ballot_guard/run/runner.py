@@ -36,7 +36,7 @@ from ballot_guard.run.interpreter import (
     probe,
     resolve_runner,
 )
-from ballot_guard.run.protocol import Request, RunRequest
+from ballot_guard.run.protocol import Isolation, Policy, Request, RunRequest
 from ballot_guard.run.schedule import Scheduler
 from ballot_guard.run.trash import Trash
 from ballot_guard.vocabulary import Outcome
@@ -340,10 +340,10 @@ class _ForkServer:
     """
 
     def __init__(self, python: str, cwd: str, env: Mapping[str, str], errlog: str,
-                 sandbox: Mapping[str, Any], top: str | None = None) -> None:
+                 sandbox: Mapping[str, object], top: str | None = None) -> None:
         self.python = python
         self.errlog = errlog
-        self.isolation: dict[str, Any] | None = None
+        self.isolation: Isolation | None = None
         with open(errlog, "ab") as err:
             self.proc = subprocess.Popen([*forkserver_command(python, "serve", top=top, tree=cwd),
                                           json.dumps(dict(sandbox))],
@@ -616,7 +616,7 @@ def _run_fresh(python: str, req: RunRequest, *, cwd: str, env: Mapping[str, str]
     return _finish(req, None if sig else code, sig, timed_out, start, timeout, discard)
 
 
-def _no_server(sandbox: Mapping[str, Any]) -> dict[str, Any]:
+def _no_server(sandbox: Mapping[str, object]) -> Isolation:
     """The isolation of fresh-process runs: the sandbox lives in the fork server only."""
     off = sandbox.get("mode", "off") == "off"
     return {"level": "hermetic", "namespaces": [], "network": True,
@@ -628,10 +628,10 @@ class Session:
 
     def __init__(self, python: str, *, cwd: str, env: Mapping[str, str], workdir: str,
                  seed: int, timeout: float, jobs: int = 1, fork: bool = True,
-                 top: str | None = None, sandbox: Mapping[str, Any] | None = None) -> None:
+                 top: str | None = None, sandbox: Policy | None = None) -> None:
         self.python = python
         self.sandbox = dict(sandbox or {"mode": "off"})
-        self.isolation: dict[str, Any] | None = None  # the runner's record, once started
+        self.isolation: Isolation | None = None  # the runner's record, once started
         self.cwd = cwd
         self.top = top or cwd  # the main checkout (cwd is the worktree under --rev)
         self.env = dict(env)

@@ -24,8 +24,10 @@ interpreter's environment) read-only; each ``writable`` path (the run
 directory of the gate, where logs and results go) as it is; everything else
 read-only; a fresh ``/proc`` showing the namespace's processes only.
 
-``policy`` is a plain dict (it travels as JSON): ``mode`` (auto, required,
-off), ``network`` (bool), ``overlay``, ``readonly``, ``writable`` (paths).
+``policy`` is a plain dict (it travels as JSON; ``protocol.Policy``): ``mode``
+(auto, required, off), ``network`` (bool), ``overlay``, ``readonly``, ``hidden``,
+``writable`` (paths).  The record is ``protocol.Isolation``.  This file runs alone in
+the project's interpreter: it names those types for the type checker only.
 """
 from __future__ import annotations
 
@@ -35,7 +37,10 @@ import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # this file runs alone in the project's interpreter: names for the checker
+    from ballot_guard.run.protocol import Isolation, Policy
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -104,12 +109,12 @@ def _unshare(flags: int, what: str) -> None:
     _check(_lib().unshare(flags), f"unshare({what})")
 
 
-def namespaces(policy: Mapping[str, Any]) -> list[str]:
+def namespaces(policy: Policy) -> list[str]:
     """The namespaces a run gets under ``policy``."""
     return ["user", "mount", "pid", "ipc"] + ([] if policy.get("network") else ["net"])
 
 
-def record(policy: Mapping[str, Any], reason: str | None) -> dict[str, Any]:
+def record(policy: Policy, reason: str | None) -> Isolation:
     """The isolation in force: ``reason`` None means the sandbox holds."""
     if reason is None:
         return {"level": "sandbox", "namespaces": namespaces(policy),
@@ -220,7 +225,7 @@ def _minimal_dev() -> None:
             os.close(fd)
 
 
-def _hide_sockets(policy: Mapping[str, Any]) -> None:
+def _hide_sockets(policy: Policy) -> None:
     """Without network, an empty ``/run``: the host's services listen there (unix
     sockets stay connectable on a read-only mount)."""
     if policy.get("network") or not os.path.isdir("/run"):
@@ -229,14 +234,14 @@ def _hide_sockets(policy: Mapping[str, Any]) -> None:
            "mode=755,size=4k")
 
 
-def _enter_here(policy: Mapping[str, Any]) -> None:
+def _enter_here(policy: Policy) -> None:
     _own_user_namespace()
     _all_read_only()
     _minimal_dev()
     _hide_sockets(policy)
 
 
-def _trial(policy: Mapping[str, Any]) -> str | None:
+def _trial(policy: Policy) -> str | None:
     """Run every step in a throw-away child; None when all held, else why not."""
     r, w = os.pipe()
     pid = os.fork()
@@ -269,7 +274,7 @@ def _trial(policy: Mapping[str, Any]) -> str | None:
     return text or f"the trial run ended with status {status}"
 
 
-def _trial_run(policy: Mapping[str, Any], report: int) -> int:
+def _trial_run(policy: Policy, report: int) -> int:
     """In the trial child: one whole run's isolation around a run that does nothing."""
     isolate(policy, keep=(0, 1, 2, report), ended=None, report=report)
     # here in the run, PID 2 of its namespace, without capabilities
@@ -278,7 +283,7 @@ def _trial_run(policy: Mapping[str, Any], report: int) -> int:
     return 0
 
 
-def with_environment(policy: Mapping[str, Any]) -> dict[str, Any]:
+def with_environment(policy: Policy) -> Policy:
     """``policy`` plus this interpreter's environment, read-only: its prefixes (the
     virtual environment, the base Python) and the directories on ``sys.path``
     outside the overlaid checkouts."""
@@ -290,12 +295,12 @@ def with_environment(policy: Mapping[str, Any]) -> dict[str, Any]:
         real = os.path.realpath(entry or ".")
         if os.path.isdir(real) and not any(_under(real, t) for t in trees):
             paths.append(real)
-    out = dict(policy)
+    out = policy.copy()
     out["readonly"] = list(policy.get("readonly") or ()) + paths
     return out
 
 
-def enter(policy: Mapping[str, Any]) -> dict[str, Any]:
+def enter(policy: Policy) -> Isolation:
     """Move this process (the fork server) into the sandbox, or say why not.
 
     Must be called while the process has a single thread.  Returns the
@@ -346,7 +351,7 @@ def _exposures(policy: Mapping[str, Any]) -> list[tuple[str, str]]:
     return sorted(((k, p) for p, k in seen.items()), key=lambda kp: (kp[1].count("/"), kp[1]))
 
 
-def _view(policy: Mapping[str, Any]) -> None:
+def _view(policy: Policy) -> None:
     """Mount the run's view (in the run's own mount namespace, as its PID 1)."""
     shown = _exposures(policy)
     fds = [(kind, path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for kind, path in shown]
@@ -482,7 +487,7 @@ def _init(run: int, ended: str | None, status_w: int) -> None:
     os._exit(0)
 
 
-def isolate(policy: Mapping[str, Any], *, keep: Sequence[int], ended: str | None,
+def isolate(policy: Policy, *, keep: Sequence[int], ended: str | None,
             writable: str | None = None, report: int = 2) -> None:
     """Put this process (a run's child, single-threaded) into the run's sandbox.
 

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 from ballot_guard import freeze, git
 from ballot_guard.atomic import write_text
@@ -29,6 +29,7 @@ from ballot_guard.oracle import blobs, links
 from ballot_guard.oracle import watch as oracle_watch
 from ballot_guard.output import emit_json
 from ballot_guard.run import isolation, plugins, schedule
+from ballot_guard.run.protocol import Isolation
 from ballot_guard.run.runner import (
     Run,
     RunnerInfo,
@@ -199,7 +200,7 @@ class Stage:
         return info
 
     @property
-    def isolation(self) -> dict[str, Any] | None:
+    def isolation(self) -> Isolation | None:
         """The isolation in force for the runs (once started)."""
         return None if self.session is None else self.session.isolation
 
@@ -238,7 +239,7 @@ def record_freezes(top: str, config: Config, new: Sequence[Ballot], known: Known
     path = os.path.join(top, config.freeze_file)
     theirs = freeze.load(rev_file) if rev_file is not None else None
     at = utc_now()
-    pinned = (known.digest or {}).get("pinned")
+    pinned = known.pinned
 
     def change(ff: freeze.FreezeFile) -> freeze.FreezeFile:
         if theirs is not None:

@@ -7,15 +7,49 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 from xml.etree import ElementTree as ET
 
 from ballot_guard import __version__
 from ballot_guard.atomic import json_bytes, write_bytes
+from ballot_guard.run.protocol import Isolation
 from ballot_guard.timestamps import utc_now
 from ballot_guard.vote.ballot import Ballot, PropertyCard
 
 SCHEMA = "ballot-guard/scorecard/1"
+
+
+class DigestCard(TypedDict):
+    """The pin the vote ran against (``digest``): nobody votes unless ``ok``."""
+
+    pinned: str | None  # the pin as written, None if missing
+    actual: str | None  # the fixtures' digest in the pin's format
+    format: str | None  # "v1" | "v2"
+    ok: bool
+
+
+class ShardRecord(TypedDict):
+    """``gate --shard K/N``'s ``shard``: this shard and the whole assignment."""
+
+    k: int  # 1-based
+    n: int
+    voters: list[str]  # this shard's voters
+    all_voters: list[str]
+    assignment: list[list[str]]  # every shard's voters, shard 1 first
+    config: str  # the effective configuration's digest (``shard.config_digest``)
+
+
+class MergedShard(TypedDict):
+    """``gate --merge``'s ``shards``: one entry a shard, as its scorecard said."""
+
+    k: int
+    n: int
+    voters: list[str]
+    exit: int
+    python: str | None
+    pytest: str | None
+    isolation: Isolation | None
+    scorecard: str  # the shard scorecard's path, as given to --merge
 
 
 class _Scorecard(TypedDict):
@@ -25,7 +59,7 @@ class _Scorecard(TypedDict):
     finished_at: str
     commit: str | None
     dirty: bool
-    digest: dict[str, Any] | None  # pinned, actual, format, ok
+    digest: DigestCard | None
     seed: int | None
     python: str | None
     pytest: str | None
@@ -37,9 +71,9 @@ class Scorecard(_Scorecard, total=False):
     """The scorecard as the gate writes it (``--scorecard``, ``gate --json``) and hands
     to pre-push and ``ci``; ``gate --merge`` writes ``shards`` instead of ``isolation``."""
 
-    isolation: dict[str, Any] | None
-    shard: dict[str, Any]  # gate --shard K/N: the shard and the whole assignment
-    shards: list[dict[str, Any]]  # gate --merge: each shard's record
+    isolation: Isolation | None
+    shard: ShardRecord  # gate --shard K/N: the shard and the whole assignment
+    shards: list[MergedShard]  # gate --merge: each shard's record
     error: str  # why the gate could not judge (exit 4)
 
 
@@ -50,14 +84,19 @@ class Known:
     started_at: str = field(default_factory=utc_now)
     commit: str | None = None
     dirty: bool = False
-    digest: dict[str, Any] | None = None
+    digest: DigestCard | None = None
     seed: int | None = None
     python: str | None = None
     pytest: str | None = None
     ballots: dict[str, Ballot] = field(default_factory=dict)
     error: str | None = None
-    shard: dict[str, Any] | None = None  # gate --shard K/N: the shard and the whole assignment
-    isolation: dict[str, Any] | None = None
+    shard: ShardRecord | None = None  # gate --shard K/N: the shard and the whole assignment
+    isolation: Isolation | None = None
+
+    @property
+    def pinned(self) -> str | None:
+        """The pin the vote ran against, once read."""
+        return self.digest["pinned"] if self.digest else None
 
 
 def build(known: Known, exit_code: int) -> Scorecard:

@@ -14,13 +14,12 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ballot_guard.config import Config
 from ballot_guard.errors import CannotJudge, UsageError
 from ballot_guard.exit_codes import CANNOT_JUDGE, DRIFT
-
-SCHEMA = "ballot-guard/scorecard/1"
+from ballot_guard.vote.scorecard import SCHEMA, Scorecard, ShardRecord
 
 
 class ShardError(CannotJudge):
@@ -100,7 +99,7 @@ def config_digest(config: Config) -> str:
 
 
 def record(spec: ShardSpec, voters: Sequence[str], plan: Sequence[Sequence[str]],
-           config: Config) -> dict[str, Any]:
+           config: Config) -> ShardRecord:
     """The ``shard`` object of a shard's scorecard."""
     return {"k": spec.k, "n": spec.n, "voters": list(plan[spec.k - 1]),
             "all_voters": list(voters), "assignment": [list(s) for s in plan],
@@ -109,7 +108,8 @@ def record(spec: ShardSpec, voters: Sequence[str], plan: Sequence[Sequence[str]]
 
 # --- merging -------------------------------------------------------------------------------
 
-def read_card(path: str) -> dict[str, Any]:
+def read_card(path: str) -> dict[str, object]:
+    """A scorecard file as parsed (its schema checked, nothing else)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -128,15 +128,18 @@ def read_card(path: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ShardCard:
+    """A shard's scorecard, its shard record and exit code checked (``_shard_of``); each
+    voter's ballot and runs are checked as the merge reads them (``shard_merge``)."""
+
     path: str
-    card: dict[str, Any]
+    card: Scorecard
     k: int
     n: int
     voters: tuple[str, ...]
     exit: int
 
 
-def _shard_of(path: str, card: dict[str, Any]) -> ShardCard:
+def _shard_of(path: str, card: dict[str, object]) -> ShardCard:
     sh = card.get("shard")
     bad = f"{path}: not a shard scorecard (written by `gate --shard K/N`)"
     if not isinstance(sh, dict):
@@ -149,7 +152,7 @@ def _shard_of(path: str, card: dict[str, Any]) -> ShardCard:
             and isinstance(code, int) and not isinstance(code, bool) and 0 <= code <= 4
             and isinstance(card.get("properties"), dict)):
         raise ShardError(f"{bad}: its shard record or exit code is malformed")
-    return ShardCard(path, card, k, n, tuple(voters), code)
+    return ShardCard(path, cast(Scorecard, card), k, n, tuple(voters), code)
 
 
 def _same(cards: Sequence[ShardCard], what: str, get: Any) -> None:

@@ -13,7 +13,7 @@ import copy
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from ballot_guard import git
 from ballot_guard.atomic import write_text
@@ -77,7 +77,7 @@ def _merged_card(shards: Sequence[ShardCard], order: Sequence[str], code: int) -
             props[name] = copy.deepcopy(s.card["properties"][name])
     return {
         "schema": sc.SCHEMA,
-        "version": cast(str, first.get("version")),  # as the shards wrote it
+        "version": first.get("version"),  # as the shards wrote it
         "started_at": min(str(s.card.get("started_at")) for s in shards),
         "finished_at": utc_now(),
         "commit": first.get("commit"), "dirty": any(bool(s.card.get("dirty")) for s in shards),

@@ -94,7 +94,7 @@ def unfreeze_name(root: str, name: str, *, repeats: int | None = None, seed: int
               file=out)
         return ABSTAIN
     event = {"at": utc_now(), "runs": [r.outcome for r in runs],
-             "digest": (known.digest or {}).get("pinned"), "seed": known.seed,
+             "digest": known.pinned, "seed": known.seed,
              "commit": known.commit}
     freeze.update(path, os.path.join(state_dir(top), "freeze.lock"),
                   lambda ff: freeze.unfreeze(ff, name, event))

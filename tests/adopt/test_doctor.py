@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from testing.helpers import Repo, pin, run_cli
+from ballot_guard.adopt import doctor
+from testing.helpers import Repo, holds_the_keys, pin, run_cli
 from testing.hookutil import make_project, pyproject
 
 
@@ -47,6 +48,12 @@ def test_a_guarded_repository_has_no_finding(guarded: Repo) -> None:
     assert data["pin"]["ok"] is True  # type: ignore[index]
     assert data["identity"] == {"identities": ["Test Person <test@example.com>"],
                                 "agent": False, "pattern": None}
+    holds_the_keys(doctor.ReportJson, data)  # its TypedDicts declare exactly what it writes
+    for key, record in (("interpreter", doctor.Runner), ("identity", doctor.Identity),
+                        ("pin", doctor.PinState)):
+        holds_the_keys(record, data[key])
+    for setting in data["config"].values():
+        holds_the_keys(doctor.Setting, setting)
 
 
 def test_the_identity_that_matches_agents_is_named_with_its_pattern(

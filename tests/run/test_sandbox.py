@@ -16,7 +16,14 @@ import uuid
 
 import pytest
 
-from testing.gate_support import PASS, _shared_pycache, make_project, project, scorecard
+from testing.gate_support import (
+    PASS,
+    _shared_pycache,
+    keys_follow_the_types,
+    make_project,
+    project,
+    scorecard,
+)
 from testing.helpers import Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]
@@ -48,6 +55,7 @@ def test_the_scorecard_and_the_header_name_the_sandbox(project: Repo) -> None:
     assert scorecard(project)["isolation"] == {
         "level": "sandbox", "namespaces": ["user", "mount", "pid", "ipc", "net"],
         "network": False, "reason": None}
+    keys_follow_the_types(scorecard(project))
 
 
 def test_sandbox_off_is_recorded_as_the_hermetic_level(project: Repo) -> None:
@@ -56,6 +64,7 @@ def test_sandbox_off_is_recorded_as_the_hermetic_level(project: Repo) -> None:
     assert code == 0, out
     assert out.splitlines()[0].endswith('; hermetic, no OS sandbox: sandbox = "off"')
     assert scorecard(project)["isolation"]["level"] == "hermetic"
+    keys_follow_the_types(scorecard(project))
 
 
 def _sees_no_other_process() -> str:

@@ -77,6 +77,8 @@ def test_merged_verdict_equals_one_gate_on_the_same_seed(project: Repo, tmp_path
     assignment = [load(c)["shard"]["voters"] for c in cards]
     assert sorted(v for s in assignment for v in s) == sorted(PROPS)
     assert all(load(c)["seed"] == int(SEED) for c in cards)
+    for c in cards:
+        keys_follow_the_types(load(c))  # the shard record its TypedDict declares
     assert not (project.path / "freeze_set.json").exists()
 
     merged = merge(project, cards, "--scorecard", str(tmp_path / "merged.json"),
@@ -91,6 +93,7 @@ def test_merged_verdict_equals_one_gate_on_the_same_seed(project: Repo, tmp_path
     assert card["exit"] == 1 and card["seed"] == int(SEED)
     assert card["commit"] == project.head() and card["digest"]["ok"] is True
     assert [s["k"] for s in card["shards"]] == [1, 2, 3]
+    keys_follow_the_types(card)
     assert "c         fail" in merged.out and "seed 4242" in merged.out
     assert 'failures="1"' in (tmp_path / "merged.xml").read_text()
 
