@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 
 
 def write_bytes(path: str, data: bytes, *, mode: int | None = None) -> None:
@@ -16,8 +17,6 @@ def write_bytes(path: str, data: bytes, *, mode: int | None = None) -> None:
 
     ``mode``: the new file's permissions; default, those of the file it replaces,
     or for a new file what ``open`` would give (0o666 less the umask)."""
-    import tempfile  # noqa: PLC0415 - the commit-time hook writes no file
-
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
     if mode is None:

@@ -124,7 +124,7 @@ def parse_table(table: Any, source: str = PYPROJECT) -> Config:
         raise ConfigError(f"{source}: [tool.ballot_guard] must be a table")
     unknown = sorted(set(table) - KEYS)
     if unknown:
-        import difflib  # noqa: PLC0415 - only the message of an unknown key
+        import difflib  # noqa: PLC0415 - lazy: rare branch: difflib (0.75 ms) only for the message naming an unknown key
 
         near = difflib.get_close_matches(unknown[0], sorted(KEYS), n=1, cutoff=0.6) or \
             difflib.get_close_matches(unknown[0].lower().replace("-", "_"), sorted(KEYS), n=1,

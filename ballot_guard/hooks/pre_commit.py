@@ -86,9 +86,7 @@ def _amended_base(root: str) -> str | None:
 
 def _staged_pin(root: str, verdict: Verdict) -> int:
     """The digest of the staged fixtures when the fixtures or the pin are staged: 0 or 2."""
-    # lazy: judge content - the pin check (the digest stage, about 35 ms of
-    # imports) only when the fixtures or the pin are staged
-    from ballot_guard.digest.pin import check_snapshot  # noqa: PLC0415
+    from ballot_guard.digest.pin import check_snapshot  # noqa: PLC0415 - lazy: judge content: the pin check (11.7 ms) only when the fixtures or the pin are staged
 
     index = git.Snapshot(root)
     base_config = load_at(root, verdict.change.base)  # what the scope rules judge by

@@ -145,7 +145,7 @@ class PatternSet:
                 f"(?:{rx}{'/.*' if dir_only else '(?:/.*)?'})" for rx, _, dir_only in compiled),
                 re.DOTALL)
         elif compiled:
-            import pathspec  # noqa: PLC0415 - only patterns that re-include with !
+            import pathspec  # noqa: PLC0415 - lazy: rare branch: pathspec (17 ms) only for patterns that re-include with !
 
             self._spec = pathspec.GitIgnoreSpec.from_lines(lines)
 

@@ -50,7 +50,7 @@ def _split_toml(data: bytes) -> tuple[Any, Any]:
 
 
 def _split_ini(data: bytes) -> tuple[Any, Any]:
-    import configparser  # noqa: PLC0415 - only a changed setup.cfg or tox.ini
+    import configparser  # noqa: PLC0415 - lazy: rare branch: configparser (1.1 ms) only for a changed setup.cfg or tox.ini
 
     parser = configparser.RawConfigParser(interpolation=None, strict=True,
                                           default_section="\0no default section",

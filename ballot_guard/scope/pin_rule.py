@@ -77,9 +77,7 @@ def fixtures_repinned(ctx: ScopeContext) -> list[Reason]:
             f"the same change; run `ballot-guard digest --pin` and commit {pin_file} with "
             "the fixtures")))
     elif repinned:
-        # lazy: judge content - the pin check (the digest stage, about 35 ms of
-        # imports) only when the fixtures or the pin are staged
-        from ballot_guard.digest.pin import check_snapshot  # noqa: PLC0415
+        from ballot_guard.digest.pin import check_snapshot  # noqa: PLC0415 - lazy: judge content: the pin check (11.7 ms) only when the fixtures or the pin are in the change
 
         check = check_snapshot(ctx.new(), ctx.config)
         if not check.ok:
