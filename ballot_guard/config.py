@@ -27,7 +27,8 @@ TABLE = "ballot_guard"
 MAX_REPEATS = 1000
 MAX_TIMEOUT = 86400.0  # a day
 MAX_REVIEW_DAYS = 3650
-SANDBOX_MODES = ("auto", "required", "off")
+SandboxMode = Literal["auto", "required", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "required", "off")
 
 
 class ConfigError(CannotJudge):
@@ -48,7 +49,7 @@ class Config(NamedTuple):
     neutral_paths: tuple[str, ...] = DEFAULT_NEUTRAL
     agents: tuple[str, ...] = ()
     review_days: int = 7
-    sandbox: Literal["auto", "required", "off"] = "auto"
+    sandbox: SandboxMode = "auto"
     network: bool = False
 
     def repeats_of(self, name: str) -> int:

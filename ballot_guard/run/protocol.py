@@ -19,17 +19,14 @@ The first line the server writes is its handshake (``Describe``, with ``id``
 absent: filed under ``"None"``).
 
 Around the messages: the sandbox ``Policy`` the server is started with (its one
-argument, JSON), the ``Isolation`` record it reports in its handshake (the scorecard
-keeps it), and the ``RunResult`` file each run writes (its counts and the judge's
-checks).  A run's own files and the server's replies are written beside the code
-under test, so the gate reads them with checks (``runner.py``): these types say what
-they hold when nothing forged them.
+argument, JSON) and the ``Isolation`` record it reports in its handshake (the
+scorecard keeps it).
 """
 from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-SandboxMode = Literal["auto", "required", "off"]
+from ballot_guard.config import SandboxMode
 
 
 class _PolicyMode(TypedDict):
@@ -54,27 +51,6 @@ class Isolation(TypedDict):
     namespaces: list[str]  # the namespaces each run gets (none at the hermetic level)
     network: bool
     reason: str | None     # why there is no OS sandbox; None when it holds
-
-
-class RunResult(TypedDict, total=False):
-    """What a run reports in its ``result`` file (and its keeper or init in ``ended``)."""
-
-    passed: int
-    failed: int
-    errors: int
-    skipped: int
-    collected: int
-    dodged: int              # skips and xfails raised while running, not declared by a mark
-    plugins: list[str]       # pytest plugins that may be project code
-    early: bool              # project code ran before the run was released
-    complete: bool           # every collected test has an outcome
-    replaced: list[str]      # the judge's machinery the code under test replaced
-    registered: list[str]    # pytest plugins registered during the run
-    from_main: list[str]     # modules imported from the main checkout under --rev
-    unrepointable: list[str]  # import paths into the main checkout with no counterpart
-    stats: dict[str, int]    # pytest's terminal statistics: outcome -> count
-    ended: int               # the ``ended`` file: processes ended with the run
-    reaper: bool             # the ``ended`` file: whether the keeper could reap them all
 
 
 class RunRequest(TypedDict, total=False):
@@ -141,10 +117,5 @@ class Describe(TypedDict, total=False):
     isolation: Isolation | None
 
 
-class Filed(Reply, Describe, total=False):
-    """What the server said about one request id, its lines merged as they came (the
-    handshake is filed under ``"None"``)."""
-
-
-__all__ = ["Cancel", "Describe", "Filed", "Go", "Isolation", "Policy", "Prepare", "Reply",
-           "Request", "RunRequest", "RunResult", "SandboxMode"]
+__all__ = ["Cancel", "Describe", "Go", "Isolation", "Policy", "Prepare", "Reply", "Request",
+           "RunRequest"]
