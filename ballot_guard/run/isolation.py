@@ -29,9 +29,11 @@ def policy(config: Config, *, top: str, tree: str, workdir: str | None = None) -
 
 def check(config: Config, isolation: Isolation | None) -> None:
     """CannotJudge when ``sandbox = "required"`` and the runs would not be sandboxed."""
-    if config.sandbox != "required" or (isolation and isolation.get("level")) == "sandbox":
+    got = isolation or None  # a runner that reported nothing, or an empty record
+    if config.sandbox != "required" or (got is not None and got.get("level") == "sandbox"):
         return
-    why = (isolation and isolation.get("reason")) or "the runner did not report its isolation"
+    why = (got.get("reason") if got is not None else None) or \
+        "the runner did not report its isolation"
     raise CannotJudge(f'sandbox = "required" but the runs cannot be sandboxed: {why}')
 
 
