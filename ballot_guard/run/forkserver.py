@@ -349,6 +349,10 @@ _VOLATILE_KEYS = frozenset({"__warningregistry__", "_pytest_diamond_inheritance_
 _STATEFUL = ("hypothesis.internal.", "hypothesis.configuration")
 _MISSING = object()
 _PROFILES = "hypothesis settings profiles"
+try:  # a keeper reports the CPU its run used (POSIX)
+    import resource
+except ImportError:  # pragma: no cover - no fork there either: no keeper
+    resource = None  # type: ignore[assignment]
 from operator import attrgetter, is_not  # noqa: E402
 from types import FunctionType  # noqa: E402
 
@@ -891,6 +895,7 @@ class _Hold:
         self.defer = False
         self.base = set(sys.modules)
         self.early: list[str] = []
+        self.warm: Callable[[], object] = lambda: None  # the judge's work before the hold
 
     def wait(self) -> None:
         if self.go_fd is None:
@@ -905,6 +910,8 @@ class _Hold:
             real = _REALPATH(path)
             if real.startswith(top) and not real.startswith(env):
                 self.early.append(name)
+        if self.ready_fd is not None:
+            self.warm()
         if self.ready_fd is not None:  # held: whether project code ran before this point,
             ready, self.ready_fd = self.ready_fd, None  # and the CPU its preparation took
             spent = os.times()
@@ -1034,6 +1041,12 @@ def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None)
 
     _mark(pytest)
     plugin = _Plugin(req["home"], req["result"], hold, _SNAPSHOT or _Integrity.take())
+    if plugin.integrity is not None:
+        # A fresh copy of the parent copies each page of the snapshot on its first read
+        # (reading an object writes its reference count): 10-20 ms, measured, in a
+        # forked child.  A run prepared ahead reads it once while it waits, so that the
+        # checks inside the run do not pay that.
+        hold.warm = plugin.integrity.changed
     code = _main(pytest, _confined(list(req["args"]), top), [hold, plugin])
     return int(code)
 
@@ -1375,11 +1388,14 @@ def _write_ended(path: str, ended: int, reaper: bool) -> None:
 
 
 def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
-          sandboxed: bool = False, ready_fd: int | None = None) -> None:
+          sandboxed: bool = False, ready_fd: int | None = None,
+          done_fd: int | None = None) -> None:
     """The keeper: fork the run (``start(go_fd)`` in the new process), relay its "go",
     wait for it, end what it left, exit as it did.  With ``sandboxed`` the run's
-    process isolates itself in a PID namespace whose init counts what it ends.
-    Never returns."""
+    process isolates itself in a PID namespace whose init counts what it ends.  With
+    ``done_fd`` it writes the run's wait status and CPU there once nothing of the run
+    is left, before its own exit (the exit of a copy of the serving parent takes a few
+    milliseconds the next run need not wait for).  Never returns."""
     import signal
 
     code = CRASH
@@ -1392,6 +1408,8 @@ def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
             if go_fd is not None:
                 os.close(w_go)
                 os.close(go_fd)
+            if done_fd is not None:
+                os.close(done_fd)  # the keeper's alone: the run cannot say it ended
             start(r_go)
             os._exit(CRASH)
         if go_fd is not None:
@@ -1436,13 +1454,14 @@ def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
         ended = _end_below(me, runner)
         if req.get("ended") and not sandboxed:
             _write_ended(req["ended"], ended, reaper)
+        if done_fd is not None:
+            _done(done_fd, status)
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             if sig not in (signal.SIGKILL, signal.SIGSTOP):
                 signal.signal(sig, signal.SIG_DFL)
             try:
-                import resource
                 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             except Exception:  # noqa: BLE001
                 pass
@@ -1460,7 +1479,22 @@ def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
         os._exit(code)
 
 
-def _keeper(req: RunRequest, go_fd: int, ready_fd: int, close: list[int]) -> None:
+def _done(fd: int, status: int) -> None:
+    """Tell the serving parent that a run is over: its wait status, and the CPU it and
+    all it started used (everything the keeper waited for)."""
+    try:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        os.write(fd, b"%d %.4f" % (status, usage.ru_utime + usage.ru_stime))
+    except Exception:  # noqa: BLE001 - the parent has the keeper's own exit then
+        pass
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _keeper(req: RunRequest, go_fd: int, ready_fd: int, done_fd: int,
+            close: list[int]) -> None:
     """In a forked child of the serving parent: become the run's keeper."""
     try:
         os.setpgid(0, 0)
@@ -1475,7 +1509,7 @@ def _keeper(req: RunRequest, go_fd: int, ready_fd: int, close: list[int]) -> Non
     except BaseException:  # noqa: BLE001
         os._exit(CRASH)
     _keep(req, go_fd, lambda r_go: _child(req, r_go, ready_fd), sandboxed=bool(POLICY),
-          ready_fd=ready_fd)
+          ready_fd=ready_fd, done_fd=done_fd)
 
 
 # Judge modules every run imports only on first use (pytest reading a pyproject.toml,
@@ -1642,6 +1676,9 @@ def serve(policy: str | None = None) -> int:
     readies: dict[int, str] = {}                # ready pipe -> id, until the child is held
     running: dict[int, str] = {}                # pid -> id
     ended: dict[int, tuple[int, float]] = {}    # pid -> (status, cpu), ended before "go"
+    dones: dict[int, int] = {}                  # done pipe -> keeper, until it said
+    told: set[int] = set()                      # keepers that said, not yet reaped
+    muted: dict[int, int] = {}                  # keeper -> its done pipe, not read again
     buf = b""
     open_ = True
 
@@ -1651,8 +1688,33 @@ def serve(policy: str | None = None) -> int:
         else:
             ended[pid] = (status, cpu)
 
+    def exited(pid: int, status: int, cpu: float) -> None:
+        if pid in told:  # it said so before its exit: this is that exit
+            told.discard(pid)
+            return
+        for fd in [fd for fd, keeper in dones.items() if keeper == pid]:
+            del dones[fd]  # it ended without saying (or just after: its exit tells first)
+            os.close(fd)
+        if pid in muted:
+            os.close(muted.pop(pid))
+        filed(pid, status, cpu)
+
     while open_ or running:
-        ready = select.select([wake_r, *readies] + ([0] if open_ else []), [], [])[0]
+        ready = select.select([wake_r, *readies, *dones] + ([0] if open_ else []), [], [])[0]
+        for fd in [fd for fd in ready if fd in dones]:
+            pid = dones.pop(fd)
+            try:
+                said = os.read(fd, 64).split()
+            except OSError:
+                said = []
+            try:
+                status, cpu = int(said[0]), float(said[1])
+            except (IndexError, ValueError):  # it ended without saying, or this is not
+                muted[pid] = fd  # its keeper's (written through /proc): its exit tells;
+                continue  # open until then, so that a writer there blocks, as before
+            os.close(fd)
+            filed(pid, status, cpu)
+            told.add(pid)
         for fd in [fd for fd in ready if fd in readies]:
             try:
                 said = os.read(fd, 64).split()
@@ -1672,7 +1734,7 @@ def serve(policy: str | None = None) -> int:
                     pass
             except BlockingIOError:
                 pass
-        _reap(filed)
+        _reap(exited)
         if 0 not in ready:
             continue
         data = os.read(0, 65536)
@@ -1693,14 +1755,18 @@ def serve(policy: str | None = None) -> int:
                 sys.stderr.flush()
                 go_r, go_w = os.pipe()
                 ready_r, ready_w = os.pipe()
+                done_r, done_w = os.pipe()
                 pid = os.fork()
                 if pid == 0:  # no descriptor of the parent's, nor another run's pipes
-                    _keeper(msg["req"], go_r, ready_w,
-                            [go_w, ready_r, wake_r, wake_w, private,
-                             *(g for _p, g in prepared.values()), *readies])
+                    _keeper(msg["req"], go_r, ready_w, done_w,
+                            [go_w, ready_r, done_r, wake_r, wake_w, private,
+                             *(g for _p, g in prepared.values()), *readies, *dones,
+                             *muted.values()])
                 os.close(go_r)
                 os.close(ready_w)
+                os.close(done_w)
                 readies[ready_r] = msg["id"]
+                dones[done_r] = pid
                 try:
                     os.setpgid(pid, pid)
                 except OSError:
