@@ -489,14 +489,16 @@ class _Integrity:
         self.spaces: list[tuple[str, Any, tuple[Any, ...], tuple[Any, ...], bool]] = []
         self.getters: list[tuple[str, Callable[[], tuple[Any, ...]], tuple[Any, ...]]] = []
         self.functions = _Functions()
+        self.modules: set[str] = set()  # the judge's modules it watches
 
     @classmethod
-    def take(cls) -> _Integrity:
+    def take(cls, skip: frozenset[str] = frozenset()) -> _Integrity:
         snap = cls()
         for name, mod in list(sys.modules.items()):
             ns = getattr(mod, "__dict__", None)
-            if not _judge_module(name) or not isinstance(ns, dict):
+            if not _judge_module(name) or not isinstance(ns, dict) or name in skip:
                 continue
+            snap.modules.add(name)
             snap._add(name, ns, name.startswith(_STATEFUL))
             for attr, obj in list(ns.items()):
                 if isinstance(obj, type) and obj.__dict__.get("__module__") == name:
@@ -517,6 +519,19 @@ class _Integrity:
             if dv is not None:
                 snap._getter("hypothesis active settings profile", lambda: _profile(dv))
         return snap
+
+    def extend(self) -> None:
+        """Watch the judge's modules imported since it was taken, as they are now."""
+        more = _Integrity.take(skip=frozenset(self.modules))
+        labels = {label for label, *_ in self.spaces}
+        self.spaces += [space for space in more.spaces if space[0] not in labels]
+        self.modules |= more.modules
+        self.functions = _Functions()
+        for _label, _ns, _keys, values, _stateful in self.spaces:
+            self.functions.add(values)
+        self.functions.add(vars(sys).values())
+        self.functions._take()
+        self.getters = more.getters  # sys, the meta path and the active profile, as now
 
     def _add(self, label: str, ns: Any, stateful: bool = False) -> None:
         if not isinstance(ns, dict):  # a class's mappingproxy: watch the dict behind it
@@ -762,6 +777,7 @@ class _Plugin:
         self.plugin_list: list[str] | None = None  # plugin_files when collection began
         self.hooks_then: dict[str, tuple[Any, ...]] = {}
         self.config: Any = None
+        self.late: list[str] = []  # judge modules first imported in the run (unwatched)
 
     def pytest_configure(self, config: Any) -> None:
         # Runs after Hypothesis's own pytest_configure (trylast), so a
@@ -794,6 +810,8 @@ class _Plugin:
             for name in self.integrity.changed():
                 if name not in self.replaced:
                     self.replaced.append(name)
+            self.late = [m for m in _LOADED_IF_NAMED
+                         if m in sys.modules and m not in self.integrity.modules]
         if self.plugins_then is None:
             return
         pm = session.config.pluginmanager
@@ -851,6 +869,7 @@ class _Plugin:
         data["early"] = self.hold.early
         data["complete"] = self.ids <= self.done
         data["replaced"] = self.replaced
+        data["late"] = self.late
         data["registered"] = self.registered
         data["from_main"] = _from_main(self.base)
         data["unrepointable"] = list(_ROOTS["unrepointable"])
@@ -1031,7 +1050,7 @@ def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None)
     top = _ROOTS["tree"] or os.getcwd()
     hold = _Hold(go_fd, req["args"][0], top, ready_fd)
     os.makedirs(req["home"], exist_ok=True)
-    if "hypothesis" in sys.modules or req.get("hypothesis"):
+    if "hypothesis" in sys.modules:
         try:
             from hypothesis import configuration
             configuration.set_hypothesis_home_dir(req["home"])
@@ -1064,7 +1083,9 @@ def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None)
 # the run); a run whose options differ makes its own, as before.
 
 _TEMPLATE: Any = None   # the parent's pytest Config, before any run
-_TEMPLATE_P = ("no:cacheprovider",)  # the -p options it was made for (runner.pytest_args)
+# the -p options it was made for (runner.pytest_args)
+_TEMPLATE_P: tuple[str, ...] = ("no:cacheprovider",)
+_UNLOADED_P = ("no:hypothesispytest",)  # and where Hypothesis is not loaded (HYPOTHESIS_PLUGIN)
 _PROG = "pytest.main()"  # what pytest.main() names the program
 
 
@@ -1084,8 +1105,10 @@ def _p_options(args: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _template() -> None:
-    global _TEMPLATE  # noqa: PLW0603 - made once, in the serving parent
+def _template(hypothesis: bool = True) -> None:
+    global _TEMPLATE, _TEMPLATE_P  # noqa: PLW0603 - made once, in the serving parent
+    if not hypothesis:
+        _TEMPLATE_P = (*_TEMPLATE_P, *_UNLOADED_P)
     try:
         from _pytest.config import get_config
 
@@ -1512,6 +1535,9 @@ def _keeper(req: RunRequest, go_fd: int, ready_fd: int, done_fd: int,
           ready_fd=ready_fd, done_fd=done_fd)
 
 
+# Judge modules the runner loads only where a file of the checkout names them.
+_LOADED_IF_NAMED = ("hypothesis",)
+
 # Judge modules every run imports only on first use (pytest reading a pyproject.toml,
 # pytest-xdist's hook specifications, Hypothesis's target optimiser): imported once here.
 _LAZY = ("tomllib", "tomli", "xdist.newhooks", "hypothesis.internal.conjecture.optimiser")
@@ -1576,9 +1602,11 @@ def _kept(get: Callable[[Any], Any], *, copy: bool) -> Callable[[Any], Any]:
     return kept
 
 
-def _preimport(template: bool = False) -> None:
+def _preimport(template: bool = False, hypothesis: bool = True) -> None:
     """Import what every run imports, so each fork starts with it loaded (and, with
-    ``template``, take pytest's first step for the runs: ``_template``)."""
+    ``template``, take pytest's first step for the runs: ``_template``).  Hypothesis
+    only with ``hypothesis``: where no file of the checkout names it, no run needs it,
+    and a run that imports it anyway is an error (``_Plugin.late``)."""
     import importlib
 
     try:
@@ -1590,14 +1618,15 @@ def _preimport(template: bool = False) -> None:
                 pass
     except Exception:  # noqa: BLE001
         pass
-    for name in ("hypothesis", "hypothesis.core", "_hypothesis_pytestplugin"):
+    for name in ("hypothesis", "hypothesis.core", "_hypothesis_pytestplugin")[
+            0 if hypothesis else 2:]:
         try:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - no Hypothesis in this environment
             pass
     _private_bytecode()
     global _SNAPSHOT  # noqa: PLW0603 - the parent's one snapshot, taken at start
-    _SNAPSHOT = _Integrity.take()  # before any installed plugin, the project's own among them
+    snapshot = _SNAPSHOT = _Integrity.take()  # before any installed plugin, the project's own
     names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline"]
     try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
         import importlib.metadata
@@ -1610,15 +1639,17 @@ def _preimport(template: bool = False) -> None:
                     dist.metadata, dist.files  # noqa: B018 - read once, for every run
     except Exception:  # noqa: BLE001
         pass
-    for name in names + list(_LAZY):
+    for name in names + [n for n in _LAZY if hypothesis or not n.startswith("hypothesis")]:
         try:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - a plugin that fails here fails in the run too
             pass
+    if any(m in sys.modules and m not in snapshot.modules for m in _LOADED_IF_NAMED):
+        snapshot.extend()  # an installed plugin imported it: watched from here, as it is
     _warm_local_constants()
     _KEEPING[0] = False
     if template:
-        _template()
+        _template(hypothesis)
     # Python's advice for fork without exec: the collector off while the parent loads
     # (``serve``), everything it holds frozen before the first fork, on again for the
     # children, so their collections never touch (and copy) the parent's objects.  No
@@ -1634,6 +1665,23 @@ def _status(status: int, cpu: float) -> Reply:
     if os.WIFSIGNALED(status):
         return {"signal": os.WTERMSIG(status), "cpu": round(cpu, 4)}
     return {"exit": os.WEXITSTATUS(status), "cpu": round(cpu, 4)}
+
+
+def _load() -> bool:
+    """The gate's first request (``{"op": "load", "hypothesis": false}``): whether to
+    load Hypothesis before the runs.  Anything else, or nothing, loads it."""
+    line = b""
+    while not line.endswith(b"\n") and len(line) < 4096:
+        got = os.read(0, 1)  # a byte at a time: nothing of a later request is taken
+        if not got:
+            break
+        line += got
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return True
+    return not (isinstance(msg, dict) and msg.get("op") == "load"
+                and msg.get("hypothesis") is False)
 
 
 def serve(policy: str | None = None) -> int:
@@ -1655,7 +1703,7 @@ def serve(policy: str | None = None) -> int:
     info = describe()
     if info["ok"]:
         info["idle"] = _can_idle()
-        _preimport(template=True)
+        _preimport(template=True, hypothesis=_load())
         _add_cwd()
         try:
             _libc()  # loaded once here, not in every keeper

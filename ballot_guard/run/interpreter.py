@@ -30,6 +30,9 @@ HANDSHAKE_TIMEOUT = 120.0
 # How the runner's interpreter starts: no user site, no ``site`` module at all; the
 # forkserver adds site-packages itself without running code of the checkout.
 START_FLAGS = ("-s", "-S")
+# Hypothesis's pytest plugin, by its entry point's name (``-p no:...`` where the runner
+# does not load Hypothesis; forkserver.py makes its template for the same options)
+HYPOTHESIS_PLUGIN = "hypothesispytest"
 
 
 def forkserver_command(python: str, op: str, *, top: str | None = None,

@@ -6,6 +6,7 @@ reply naming the request it answers by ``id``.  The server file runs alone in
 that interpreter and imports nothing of ballot-guard, so it names these types
 only for the type checker.
 
+    gate -> server   {"op": "load", "hypothesis": false}   first: what to load (Load)
     gate -> server   {"op": "prepare", "id": "3", "req": {...RunRequest}}
     server -> gate   {"id": "3", "prepared": 4242}   its keeper, forked
     server -> gate   {"id": "3", "ready": true, "prep": 0.07}   held before any project code
@@ -65,8 +66,15 @@ class RunRequest(TypedDict, total=False):
     home_dir: str        # its HOME
     pycache: str         # its bytecode folder
     ended: str           # how many processes were ended after it
-    hypothesis: bool     # whether the interpreter has Hypothesis
     idle: bool           # prepared ahead: waits at the idle priority
+
+
+class Load(TypedDict):
+    """The first request: whether the runner loads Hypothesis before the runs (only
+    where a file of the checkout names it)."""
+
+    op: Literal["load"]
+    hypothesis: bool
 
 
 class Prepare(TypedDict):
@@ -85,7 +93,7 @@ class Cancel(TypedDict):
     id: str
 
 
-Request = Prepare | Go | Cancel
+Request = Load | Prepare | Go | Cancel
 
 
 class Reply(TypedDict, total=False):
@@ -117,5 +125,5 @@ class Describe(TypedDict, total=False):
     isolation: Isolation | None
 
 
-__all__ = ["Cancel", "Describe", "Go", "Isolation", "Policy", "Prepare", "Reply", "Request",
-           "RunRequest"]
+__all__ = ["Cancel", "Describe", "Go", "Isolation", "Load", "Policy", "Prepare", "Reply",
+           "Request", "RunRequest"]

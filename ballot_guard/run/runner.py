@@ -28,6 +28,7 @@ from ballot_guard.errors import CannotJudge
 from ballot_guard.run import site_watch
 from ballot_guard.run.interpreter import (
     HANDSHAKE_TIMEOUT,
+    HYPOTHESIS_PLUGIN,
     RunnerInfo,
     check_not_tracked,
     find_interpreter,
@@ -102,11 +103,15 @@ def run_env(environ: Mapping[str, str] | None, *, seed: int,
     return env
 
 
-def pytest_args(path: str, info: RunnerInfo, seed: int) -> list[str]:
-    """Identical arguments for every run of every property."""
+def pytest_args(path: str, info: RunnerInfo, seed: int, *, hypothesis: bool = True) -> list[str]:
+    """Identical arguments for every run of every property.  ``hypothesis`` False: the
+    runner does not load Hypothesis (``preload``), so its pytest plugin is not loaded
+    either (its terminal summary imports Hypothesis: about half a second a run, compiled
+    into the run's own bytecode folder) and none of its options is given."""
     args = [path, "--verbosity=-1", "-p", "no:cacheprovider",
+            *(() if hypothesis else ("-p", f"no:{HYPOTHESIS_PLUGIN}")),
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
-    if info.hypothesis is not None:
+    if info.hypothesis is not None and hypothesis:
         args.append(f"--hypothesis-seed={seed}")
     if info.randomly:
         args.append(f"--randomly-seed={seed}")
@@ -202,6 +207,13 @@ def _tampered(raw: Mapping[str, Any]) -> str | None:
         return (f"the import path {', '.join(unrepointable[:3])} leads into the main checkout "
                 "and has no counterpart in the worktree under test: this would vote on other "
                 "code")
+    late = [str(n) for n in raw.get("late") or []]
+    if late:
+        names = ", ".join(late)
+        return (f"the run imported {names}, which no file of the checkout names, so the runner "
+                f"had not loaded it and the judge could not watch it (the code under test could "
+                f"have changed it unseen): name it beside the properties, for example `import "
+                f"{late[0]}` in a conftest.py of the properties directory")
     from_main = [str(n) for n in raw.get("from_main") or []]
     if from_main:
         return (f"the run imported {', '.join(from_main[:3])} from the main checkout, not from "
@@ -364,6 +376,7 @@ class _ForkServer:
         self.ids = itertools.count(1)
         self.info: RunnerInfo | None = None
         self.idle = False  # whether a run prepared ahead can wait at the idle priority
+        self.loaded = False  # whether it was told what to load (``load``)
         self.reader = threading.Thread(target=self._reader, daemon=True)
         self.reader.start()
 
@@ -416,9 +429,22 @@ class _ForkServer:
                     return None
                 self.cond.wait(wait)
 
+    def load(self, hypothesis: bool) -> None:
+        """Tell the server, once, whether to load Hypothesis before the runs (it waits
+        for this after importing pytest)."""
+        if self.loaded:
+            return
+        self.loaded = True
+        try:
+            self._send({"op": "load", "hypothesis": hypothesis},
+                       time.monotonic() + HANDSHAKE_TIMEOUT)
+        except (RunnerStopped, OSError):
+            pass  # it is gone: the handshake says so
+
     def handshake(self) -> RunnerInfo:
         if self.info is not None:
             return self.info
+        self.load(True)  # not told: everything, as a run may need it
         try:
             line = self._await("None", ("ok",), time.monotonic() + HANDSHAKE_TIMEOUT)
         except EOFError:
@@ -655,6 +681,14 @@ class Session:
         self.site_lock = threading.Lock()
         self.trash = Trash(workdir)  # each run's directory, out of the next one's way
         self.busy: dict[str, float] = {}  # path -> CPU share of its last run (``_waits``)
+        self.hypothesis: bool | None = None  # whether the runner loads Hypothesis (``load``)
+
+    def load(self, hypothesis: bool) -> None:
+        """Whether the runner loads Hypothesis before the runs: only where a file of the
+        checkout names it (``preload.names_hypothesis``); told to every runner started."""
+        self.hypothesis = hypothesis
+        if self.forkserver is not None:
+            self.forkserver.load(hypothesis)
 
     def launch(self) -> None:
         """Start the runner (without waiting for it): overlaps its start-up."""
@@ -695,20 +729,23 @@ class Session:
 
     def _spawn(self) -> _ForkServer:
         n = len(os.listdir(self.workdir))
-        return _ForkServer(self.python, self.cwd, self.env,
-                       os.path.join(self.workdir, f"forkserver-{n}.log"), self.sandbox,
-                       self.top)
+        z = _ForkServer(self.python, self.cwd, self.env,
+                        os.path.join(self.workdir, f"forkserver-{n}.log"), self.sandbox,
+                        self.top)
+        if self.hypothesis is not None:
+            z.load(self.hypothesis)
+        return z
 
     def request(self, path: str) -> RunRequest:
         assert self.info is not None
         base = os.path.join(self.workdir, f"run-{next(self.counter)}")
         os.mkdir(base)
-        return {"args": pytest_args(path, self.info, self.seed), "dir": base,
+        loads = self.hypothesis is not False or not self.fork  # a fresh process loads it
+        return {"args": pytest_args(path, self.info, self.seed, hypothesis=loads), "dir": base,
                 "log": os.path.join(base, "log"), "result": os.path.join(base, "result.json"),
                 "home": os.path.join(base, "hypothesis"), "tmp": os.path.join(base, "tmp"),
                 "home_dir": os.path.join(base, "home"), "pycache": os.path.join(base, "pycache"),
-                "ended": os.path.join(base, "ended"),
-                "hypothesis": self.info.hypothesis is not None}
+                "ended": os.path.join(base, "ended")}
 
     def run_all(self, tasks: Sequence[tuple[Hashable, str]],
                 on_run: Callable[[Hashable, Run], None] = lambda k, r: None,

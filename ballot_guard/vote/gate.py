@@ -30,6 +30,7 @@ from ballot_guard.oracle import watch as oracle_watch
 from ballot_guard.output import emit_json
 from ballot_guard.run import isolation, plugins, schedule
 from ballot_guard.run.protocol import Isolation
+from ballot_guard.run.preload import names_hypothesis
 from ballot_guard.run.runner import (
     Run,
     RunnerInfo,
@@ -189,6 +190,7 @@ class Stage:
                                seed=self.seed, timeout=self.config.timeout, jobs=self.jobs,
                                top=self.top, sandbox=sandbox)
         self.session.launch()
+        self.session.load(names_hypothesis(self.tree))  # while the runner imports pytest
 
     def start(self) -> RunnerInfo:
         """The runner is ready: CannotJudge when it cannot run pytest."""

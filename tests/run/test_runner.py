@@ -197,6 +197,11 @@ def test_the_seed_reaches_every_plugin_that_takes_one() -> None:
     assert "no:cacheprovider" in full
     bare = pytest_args("properties/test_a.py", RunnerInfo("py", "9", None, False, True), 42)
     assert not [a for a in bare if "seed" in a]
+    # a runner that does not load Hypothesis (no file of the checkout names it) is given
+    # no option of its plugin: one would make every run import it
+    unloaded = pytest_args("properties/test_a.py", RunnerInfo("py", "9", "6.1", True, True), 42,
+                           hypothesis=False)
+    assert "--randomly-seed=42" in unloaded and not [a for a in unloaded if "hypothesis" in a]
 
 
 def test_a_runner_that_dies_is_an_error_and_the_next_runs_go_on(project: Repo) -> None:
