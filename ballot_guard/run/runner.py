@@ -192,6 +192,13 @@ def _summary(log: str) -> dict[str, int] | None:
 
 def _tampered(raw: Mapping[str, Any]) -> str | None:
     """Why a run cannot count whatever it exited with: the judge changed under it."""
+    late = [str(n) for n in raw.get("late") or []]
+    if late:
+        names = ", ".join(late)
+        return (f"the run imported {names}, which no file of the checkout names, so the runner "
+                f"had not loaded it and the judge could not watch it (the code under test could "
+                f"have changed it unseen): name it beside the properties, for example `import "
+                f"{late[0]}` in a conftest.py of the properties directory")
     registered = [str(n) for n in raw.get("registered") or []]
     if registered:
         return (f"a pytest plugin was registered during the run ({', '.join(registered[:3])}):"
@@ -207,13 +214,6 @@ def _tampered(raw: Mapping[str, Any]) -> str | None:
         return (f"the import path {', '.join(unrepointable[:3])} leads into the main checkout "
                 "and has no counterpart in the worktree under test: this would vote on other "
                 "code")
-    late = [str(n) for n in raw.get("late") or []]
-    if late:
-        names = ", ".join(late)
-        return (f"the run imported {names}, which no file of the checkout names, so the runner "
-                f"had not loaded it and the judge could not watch it (the code under test could "
-                f"have changed it unseen): name it beside the properties, for example `import "
-                f"{late[0]}` in a conftest.py of the properties directory")
     from_main = [str(n) for n in raw.get("from_main") or []]
     if from_main:
         return (f"the run imported {', '.join(from_main[:3])} from the main checkout, not from "
