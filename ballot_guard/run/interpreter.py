@@ -8,6 +8,15 @@ at every step the environment ballot-guard runs in.  An interpreter tracked
 by git at the judged revision is refused: the judge's runner must not come
 from the patch.  One that cannot import pytest is refused too: a missing
 runner must not look like a stable failure.
+
+What the runner loads before any run: pytest and the installed plugins always,
+Hypothesis only where a file of the checkout names it (``names_hypothesis``).
+Loading it in the fork server (so that every run starts with it, and the judge's
+snapshot holds it) takes about a fifth of the runner's start; a checkout in which
+no file says ``hypothesis`` (tracked or not, ignored files aside) has no property
+that imports it by name, and a run that imports it anyway (through an installed
+library, or by a computed name) is an error, since the judge could not watch it
+(``forkserver._Plugin.late``).
 """
 from __future__ import annotations
 
@@ -40,6 +49,14 @@ def forkserver_command(python: str, op: str, *, top: str | None = None,
     """``python -s -S forkserver.py OP [--top DIR] [--tree DIR]``."""
     roots = [*(["--top", top] if top else []), *(["--tree", tree] if tree else [])]
     return [python, *START_FLAGS, FORKSERVER, op, *roots]
+
+
+def names_hypothesis(tree: str) -> bool:
+    """Whether a file of the checkout at ``tree`` holds the word ``hypothesis`` (True
+    when git cannot tell: then it is loaded, as a run may need it)."""
+    res = git.run(["grep", "-q", "-I", "-F", "--untracked", "-e", "hypothesis", "--", "."],
+                  cwd=tree, check=False)
+    return res.code != 1
 
 
 @dataclass(frozen=True)

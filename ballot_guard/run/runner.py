@@ -105,9 +105,9 @@ def run_env(environ: Mapping[str, str] | None, *, seed: int,
 
 def pytest_args(path: str, info: RunnerInfo, seed: int, *, hypothesis: bool = True) -> list[str]:
     """Identical arguments for every run of every property.  ``hypothesis`` False: the
-    runner does not load Hypothesis (``preload``), so its pytest plugin is not loaded
-    either (its terminal summary imports Hypothesis: about half a second a run, compiled
-    into the run's own bytecode folder) and none of its options is given."""
+    runner does not load Hypothesis (``interpreter.names_hypothesis``), so its pytest
+    plugin is off too (its terminal summary imports Hypothesis: about half a second a
+    run, measured under load) and none of its options is given."""
     args = [path, "--verbosity=-1", "-p", "no:cacheprovider",
             *(() if hypothesis else ("-p", f"no:{HYPOTHESIS_PLUGIN}")),
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
@@ -685,7 +685,7 @@ class Session:
 
     def load(self, hypothesis: bool) -> None:
         """Whether the runner loads Hypothesis before the runs: only where a file of the
-        checkout names it (``preload.names_hypothesis``); told to every runner started."""
+        checkout names it (``interpreter.names_hypothesis``); told to every runner started."""
         self.hypothesis = hypothesis
         if self.forkserver is not None:
             self.forkserver.load(hypothesis)

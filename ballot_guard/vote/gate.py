@@ -29,8 +29,8 @@ from ballot_guard.oracle import blobs, links
 from ballot_guard.oracle import watch as oracle_watch
 from ballot_guard.output import emit_json
 from ballot_guard.run import isolation, plugins, schedule
+from ballot_guard.run.interpreter import names_hypothesis
 from ballot_guard.run.protocol import Isolation
-from ballot_guard.run.preload import names_hypothesis
 from ballot_guard.run.runner import (
     Run,
     RunnerInfo,

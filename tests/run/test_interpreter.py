@@ -1,10 +1,10 @@
-"""The runner loads Hypothesis only where a file of the checkout names it (``preload``):
+"""The runner loads Hypothesis only where a file of the checkout names it:
 where none does, a run that reaches Hypothesis anyway is an error, never a vote."""
 from __future__ import annotations
 
 import pytest
 
-from ballot_guard.run.preload import names_hypothesis
+from ballot_guard.run.interpreter import names_hypothesis
 from testing.gate_support import PASS, _shared_pycache, make_project, project, scorecard
 from testing.helpers import Repo, run_bg
 
