@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Literal, TypedDict
 
 from ballot_guard.config import SandboxMode
+from ballot_guard.vocabulary import Outcome
 
 
 class _PolicyMode(TypedDict):
@@ -52,6 +53,45 @@ class Isolation(TypedDict):
     namespaces: list[str]  # the namespaces each run gets (none at the hermetic level)
     network: bool
     reason: str | None     # why there is no OS sandbox; None when it holds
+
+
+class RunResult(TypedDict, total=False):
+    """What a run reports in its ``result`` file (and its keeper or init in ``ended``)."""
+
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    collected: int
+    dodged: int              # skips and xfails raised while running, not declared by a mark
+    plugins: list[str]       # pytest plugins that may be project code
+    early: bool              # project code ran before the run was released
+    complete: bool           # every collected test has an outcome
+    replaced: list[str]      # the judge's machinery the code under test replaced
+    late: list[str]          # judge modules first imported in the run, so not watched
+    registered: list[str]    # pytest plugins registered during the run
+    from_main: list[str]     # modules imported from the main checkout under --rev
+    unrepointable: list[str]  # import paths into the main checkout with no counterpart
+    stats: dict[str, int]    # pytest's terminal statistics: outcome -> count
+    ended: int               # the ``ended`` file: processes ended with the run
+    reaper: bool             # the ``ended`` file: whether the keeper could reap them all
+
+
+class _RunCard(TypedDict):
+    outcome: Outcome
+    exit: int | None
+    seconds: float
+    passed: int
+    failed: int
+    started: float | None
+
+
+class RunCard(_RunCard, total=False):
+    """One run as the scorecard keeps it (``runner.Run.to_json``)."""
+
+    failure: str  # the failing run's line (``freeze_hint.excerpt``)
+    ended: int  # processes it left running, ended with it
+    cpu: float  # CPU seconds it used once released (a forked run)
 
 
 class RunRequest(TypedDict, total=False):
@@ -125,5 +165,11 @@ class Describe(TypedDict, total=False):
     isolation: Isolation | None
 
 
-__all__ = ["Cancel", "Describe", "Go", "Isolation", "Load", "Policy", "Prepare", "Reply",
-           "Request", "RunRequest"]
+class Filed(Reply, Describe, total=False):
+    """What the server said about one request id, its lines merged as they came (the
+    handshake is filed under ``"None"``); read with checks: the server runs beside the
+    code under test."""
+
+
+__all__ = ["Cancel", "Describe", "Filed", "Go", "Isolation", "Load", "Policy", "Prepare",
+           "Reply", "Request", "RunCard", "RunRequest", "RunResult"]

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from ballot_guard.errors import CannotJudge
 from ballot_guard.run import site_watch
@@ -37,7 +37,16 @@ from ballot_guard.run.interpreter import (
     probe,
     resolve_runner,
 )
-from ballot_guard.run.protocol import Isolation, Policy, Request, RunRequest
+from ballot_guard.run.protocol import (
+    Filed,
+    Isolation,
+    Policy,
+    Reply,
+    Request,
+    RunCard,
+    RunRequest,
+    RunResult,
+)
 from ballot_guard.run.schedule import Scheduler
 from ballot_guard.run.trash import Trash
 from ballot_guard.vocabulary import Outcome
@@ -62,14 +71,18 @@ class Run:
     ended: int | None = None  # processes it left running, ended with it (None: unknown)
     cpu: float | None = None  # CPU seconds it used once released (None: unknown)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "exit": self.exit, "seconds": round(self.seconds, 3),
-                "passed": self.passed, "failed": self.failed,
-                "started": None if self.started is None else round(self.started, 3),
-                **({"failure": excerpt(self.output)}
-                   if self.outcome != "pass" and self.output.strip() else {}),
-                **({"ended": self.ended} if self.ended is not None else {}),
-                **({"cpu": round(self.cpu, 3)} if self.cpu is not None else {})}
+    def to_json(self) -> RunCard:
+        card: RunCard = {"outcome": self.outcome, "exit": self.exit,
+                         "seconds": round(self.seconds, 3), "passed": self.passed,
+                         "failed": self.failed,
+                         "started": None if self.started is None else round(self.started, 3)}
+        if self.outcome != "pass" and self.output.strip():
+            card["failure"] = excerpt(self.output)
+        if self.ended is not None:
+            card["ended"] = self.ended
+        if self.cpu is not None:
+            card["cpu"] = round(self.cpu, 3)
+        return card
 
 
 def outcome_of(exit_code: int | None, timed_out: bool) -> Outcome:
@@ -157,13 +170,13 @@ def _tail(path: str, lines: int = 25) -> str:
     return "" if text is None else "\n".join(text.splitlines()[-lines:])
 
 
-def _counts_raw(path: str) -> dict[str, Any]:
+def _counts_raw(path: str) -> RunResult:
     try:
         with open(path) as f:
             data = json.load(f)
     except (OSError, ValueError, RecursionError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return cast(RunResult, data) if isinstance(data, dict) else {}  # read with checks
 
 
 def _ints(data: Mapping[str, Any]) -> dict[str, int]:
@@ -190,31 +203,40 @@ def _summary(log: str) -> dict[str, int] | None:
     return counts
 
 
+def _listed(raw: Mapping[str, Any], key: str) -> list[str]:
+    """The names a run's result lists under ``key``; a value of another shape (the run
+    wrote the file itself) is one name, so that it still counts."""
+    value = raw.get(key)
+    if not value:
+        return []
+    return [str(n) for n in value] if isinstance(value, list) else [str(value)]
+
+
 def _tampered(raw: Mapping[str, Any]) -> str | None:
     """Why a run cannot count whatever it exited with: the judge changed under it."""
-    late = [str(n) for n in raw.get("late") or []]
+    late = _listed(raw, "late")
     if late:
         names = ", ".join(late)
         return (f"the run imported {names}, which no file of the checkout names, so the runner "
                 f"had not loaded it and the judge could not watch it (the code under test could "
                 f"have changed it unseen): name it beside the properties, for example `import "
                 f"{late[0]}` in a conftest.py of the properties directory")
-    registered = [str(n) for n in raw.get("registered") or []]
+    registered = _listed(raw, "registered")
     if registered:
         return (f"a pytest plugin was registered during the run ({', '.join(registered[:3])}):"
                 " a plugin can rewrite outcomes")
-    replaced = [str(n) for n in raw.get("replaced") or []]
+    replaced = _listed(raw, "replaced")
     if replaced:
         names = ", ".join(replaced[:4]) + (f" and {len(replaced) - 4} more"
                                            if len(replaced) > 4 else "")
         return (f"the code under test replaced the test machinery ({names}) during the run: "
                 "its outcome cannot be trusted")
-    unrepointable = [str(n) for n in raw.get("unrepointable") or []]
+    unrepointable = _listed(raw, "unrepointable")
     if unrepointable:
         return (f"the import path {', '.join(unrepointable[:3])} leads into the main checkout "
                 "and has no counterpart in the worktree under test: this would vote on other "
                 "code")
-    from_main = [str(n) for n in raw.get("from_main") or []]
+    from_main = _listed(raw, "from_main")
     if from_main:
         return (f"the run imported {', '.join(from_main[:3])} from the main checkout, not from "
                 "the revision under test")
@@ -365,8 +387,8 @@ class _ForkServer:
         assert self.proc.stdin is not None
         os.set_blocking(self.proc.stdin.fileno(), False)
         # replies as they came: the server runs beside the code under test, so each is
-        # read with checks, never trusted to have the shape of protocol.Reply
-        self.inbox: dict[str, dict[str, Any]] = {}
+        # read with checks, never trusted to have the shape protocol.Filed names
+        self.inbox: dict[str, Filed] = {}
         self.eof = False
         self.killed = False
         self.cond = threading.Condition()
@@ -411,11 +433,11 @@ class _ForkServer:
             return
         if isinstance(msg, dict):
             with self.cond:
-                self.inbox.setdefault(str(msg.get("id")), {}).update(msg)
+                self.inbox.setdefault(str(msg.get("id")), {}).update(cast(Filed, msg))
                 self.cond.notify_all()
 
     def _await(self, rid: str, keys: tuple[str, ...],
-               deadline: float) -> dict[str, Any] | None:
+               deadline: float) -> Filed | None:
         """The reply for ``rid`` once it holds one of ``keys``; None at the deadline."""
         with self.cond:
             while True:
@@ -528,7 +550,7 @@ class _ForkServer:
         start = time.monotonic()
         deadline = start + timeout
         pid = self.pids.pop(rid)
-        status: dict[str, Any] | None = None
+        status: Reply | None = None
         try:
             self._send({"op": "go", "id": rid}, deadline)
             if self._await(rid, ("started",), deadline) is not None:

@@ -9,28 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypedDict, cast
+from typing import TypedDict
 
 from ballot_guard.exit_codes import ABSTAIN, BLOCKED, CANNOT_JUDGE, CLEAN
+from ballot_guard.run.protocol import RunCard
 from ballot_guard.run.runner import Run
-from ballot_guard.vocabulary import ABSTAINING, FAILING, BallotKind, Outcome
-
-
-class _RunCard(TypedDict):
-    outcome: Outcome
-    exit: int | None
-    seconds: float
-    passed: int
-    failed: int
-    started: float | None
-
-
-class RunCard(_RunCard, total=False):
-    """One run in the scorecard (``Run.to_json``)."""
-
-    failure: str  # the failing run's line (``freeze_hint.excerpt``)
-    ended: int  # processes it left running, ended with it
-    cpu: float  # CPU seconds it used once released (a forked run)
+from ballot_guard.vocabulary import ABSTAINING, FAILING, BallotKind
 
 
 class PropertyCard(TypedDict):
@@ -54,7 +38,7 @@ class Ballot:
 
     def to_json(self) -> PropertyCard:
         return {"ballot": self.ballot, "repeats": self.repeats,
-                "runs": [cast(RunCard, r.to_json()) for r in self.runs]}
+                "runs": [r.to_json() for r in self.runs]}
 
 
 def decide(runs: Sequence[Run]) -> BallotKind:

@@ -13,6 +13,7 @@ from ballot_guard.config import Config, load_worktree
 from ballot_guard.errors import CannotJudge
 from ballot_guard.run.runner import (
     RunnerInfo,
+    _tampered,
     find_interpreter,
     outcome_of,
     pytest_args,
@@ -203,6 +204,17 @@ def test_the_seed_reaches_every_plugin_that_takes_one() -> None:
                            hypothesis=False)
     assert "--randomly-seed=42" in unloaded and "no:hypothesispytest" in unloaded
     assert not [a for a in unloaded if a.startswith("--hypothesis")]
+
+
+@pytest.mark.parametrize("key", ["late", "registered", "replaced", "unrepointable",
+                                 "from_main"])
+@pytest.mark.parametrize("value", [1, True, "x", {"a": 1}, 2.5])
+def test_a_result_of_another_shape_still_counts_against_the_run(key: str, value: object) -> None:
+    # the run's code can write its own result file: a value that is not a list of
+    # names is a reason too (never a traceback, never ignored)
+    reason = _tampered({"passed": 1, "collected": 1, key: value})
+    assert isinstance(reason, str) and reason
+    assert _tampered({"passed": 1, "collected": 1, key: []}) is None
 
 
 def test_a_runner_that_dies_is_an_error_and_the_next_runs_go_on(project: Repo) -> None:
