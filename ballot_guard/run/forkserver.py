@@ -810,8 +810,9 @@ class _Plugin:
             for name in self.integrity.changed():
                 if name not in self.replaced:
                     self.replaced.append(name)
-            self.late = [m for m in _LOADED_IF_NAMED
-                         if m in sys.modules and m not in self.integrity.modules]
+            watched = self.integrity.modules
+            self.late = [m for m in _LOADED_IF_NAMED if m not in watched and any(
+                n == m or n.startswith(m + ".") for n in list(sys.modules))]
         if self.plugins_then is None:
             return
         pm = session.config.pluginmanager
