@@ -27,6 +27,7 @@ from ballot_guard.digest import pin
 from ballot_guard.digest.framing import Digest
 from ballot_guard.digest.pin_file import write_pin
 from ballot_guard.errors import CannotJudge
+from ballot_guard.hooks.install import read_file
 
 WORKFLOW = ".github/workflows/ballot-guard.yml"
 
@@ -60,13 +61,7 @@ def _read(root: str, rel: str) -> bytes | None:
     path = os.path.join(root, rel)
     if os.path.islink(path):
         raise CannotJudge(f"init: {rel} is a symlink: edit its target by hand")
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError as exc:
-        raise CannotJudge(f"init: {rel} is a directory, not a file") from exc
+    return read_file(path, if_directory=f"init: {rel} is a directory, not a file")
 
 
 def table_keys(opts: Options) -> dict[str, object]:

@@ -48,14 +48,21 @@ def script(hook: str, python: str | None = None) -> bytes:
     return text.replace(_PLACEHOLDER, f"BALLOT_GUARD_PYTHON={shlex.quote(python)}", 1).encode()
 
 
-def _read(path: str) -> bytes | None:
+def read_file(path: str, *, if_directory: str) -> bytes | None:
+    """The bytes of the file at ``path`` (through a link), None where there is none;
+    a directory there cannot be judged: ``if_directory`` says so (``init`` reads its
+    files through this too)."""
     try:
         with open(path, "rb") as f:
             return f.read()
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
-        raise CannotJudge(f"{path} is a directory, not a hook") from exc
+        raise CannotJudge(if_directory) from exc
+
+
+def _read(path: str) -> bytes | None:
+    return read_file(path, if_directory=f"{path} is a directory, not a hook")
 
 
 def is_ours(path: str) -> bool:

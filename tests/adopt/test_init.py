@@ -190,6 +190,7 @@ def test_a_file_it_cannot_edit_minimally_is_4_naming_it_and_nothing_is_written(
     ({"fixture_digest.txt": b"sha256-v2:" + b"0" * 64 + b"\n", "fixtures/a.json": b"{}\n"},
      "init: fixture_digest.txt is there but does not hold"),
     ({"properties": b"a file\n"}, "init: properties exists and is not a directory"),
+    ({"pyproject.toml/x": b""}, "init: pyproject.toml is a directory, not a file"),
 ])
 def test_what_it_cannot_judge_is_4_and_nothing_is_written(
         project: Repo, files: dict[str, bytes], message: str) -> None:
@@ -199,6 +200,16 @@ def test_what_it_cannot_judge_is_4_and_nothing_is_written(
     res = run_cli(["init", *HOOKS], project.path)
     assert res.code == 4
     assert message in res.err and "Traceback" not in res.err
+    assert tree_bytes(project.path) == before
+
+
+def test_a_symlinked_file_it_would_edit_is_4_and_nothing_is_written(project: Repo) -> None:
+    project.write("config/pyproject.toml", RUFF)
+    project.symlink("pyproject.toml", "config/pyproject.toml")
+    before = tree_bytes(project.path)
+    res = run_cli(["init", *HOOKS], project.path)
+    assert res.code == 4 and "Traceback" not in res.err
+    assert "init: pyproject.toml is a symlink: edit its target by hand" in res.err
     assert tree_bytes(project.path) == before
 
 

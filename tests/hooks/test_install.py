@@ -200,6 +200,15 @@ def test_a_symlinked_foreign_hook_is_kept_as_a_link(repo: Repo, tmp_path: Path) 
     assert os.readlink(hooks / "pre-commit") == str(target) and target.read_bytes() == FOREIGN
 
 
+def test_a_directory_where_a_hook_goes_is_4_and_nothing_is_written(repo: Repo) -> None:
+    (repo.path / ".git/hooks/pre-commit").mkdir(parents=True)
+    res = run_cli(["install"], repo.path)
+    assert res.code == 4 and "Traceback" not in res.err
+    hook = os.path.join(repo.path, ".git", "hooks", "pre-commit")
+    assert f"{hook} is a directory, not a hook" in res.err
+    assert sorted(os.listdir(repo.path / ".git/hooks")) == ["pre-commit"]
+
+
 def test_uninstall_restores_the_legacy_hook_even_if_ours_was_deleted(repo: Repo) -> None:
     hook = _hook(repo, "pre-commit")
     hook.parent.mkdir(parents=True, exist_ok=True)
