@@ -19,9 +19,7 @@ accepted; and SHA-256 repositories need no such argument.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 from typing import TYPE_CHECKING
 
 from ballot_guard import git
@@ -36,13 +34,7 @@ MISSES = 64  # entries read from git one by one before the checkout is given up 
 MIN_ITEMS = 64  # below this, one cat-file process is as quick
 
 
-def object_id(data: bytes, algo: str) -> str:
-    """git's id of a blob holding ``data``."""
-    h = hashlib.new(algo)
-    h.update(b"blob %d\0" % len(data))
-    h.update(data)
-    return h.hexdigest()
-
+object_id = git.blob_id  # git's id of a blob holding ``data``, as rule 5 names it
 
 LARGE = bytes(1)  # a sentinel object: a regular file too large to hold (read from git)
 
@@ -55,23 +47,20 @@ def worktree_bytes(path: bytes, link: bool) -> bytes | None:
             return os.readlink(path)
         except OSError:
             return None
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        opened = git.open_regular(path, follow_links=True)
+        if opened is None:
             return None
-        if st.st_size > SMALL:
-            return LARGE
-        data = os.read(fd, st.st_size + 1)
-        return data if len(data) == st.st_size else None
+        fd, st = opened
+        try:
+            if st.st_size > SMALL:
+                return LARGE
+            data = os.read(fd, st.st_size + 1)
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    finally:
-        os.close(fd)
+    return data if len(data) == st.st_size else None
 
 
 def mostly_loose(root: str, oids: list[str], sample: int = 32) -> bool:

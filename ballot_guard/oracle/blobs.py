@@ -13,9 +13,7 @@ caches aside) counts too.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 
 from ballot_guard import git
 from ballot_guard.config import Config
@@ -29,29 +27,6 @@ def _singles(config: Config) -> list[str]:
             for n in (*ANCESTOR_FILES, *tables.TABLE_FILES)]
 
 
-def _file_id(path: str, algo: str) -> tuple[str, bool] | None:
-    """(git's blob id of the regular file at ``path``, owner-executable), or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        h = hashlib.new(algo)
-        h.update(b"blob %d\0" % st.st_size)
-        size = 0
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
-            size += len(chunk)
-        if size != st.st_size:  # written while read
-            return None
-        return h.hexdigest(), bool(st.st_mode & stat.S_IXUSR)
-    finally:
-        os.close(fd)
-
-
 def _differs(full: str, mode: str, oid: str, algo: str) -> str | None:
     """Why the file at ``full`` is not the blob ``oid`` (with ``mode``), or None."""
     if not os.path.lexists(full):
@@ -60,10 +35,8 @@ def _differs(full: str, mode: str, oid: str, algo: str) -> str | None:
         if not os.path.islink(full):
             return "not the symlink the commit holds"
         target = os.fsencode(os.readlink(full))
-        h = hashlib.new(algo)
-        h.update(b"blob %d\0" % len(target) + target)
-        return None if h.hexdigest() == oid else "a symlink to another target"
-    got = _file_id(full, algo)
+        return None if git.blob_id(target, algo) == oid else "a symlink to another target"
+    got = git.file_blob_id(full, algo)
     if got is None:
         return "not a regular file"
     if got[0] != oid:
