@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from testing.helpers import Repo, adopted_repo, git, pin
 
@@ -125,3 +126,32 @@ def copy_project(dest: Path, env: dict[str, str]) -> str:
     git(dest, "add", "-A", env=env)
     git(dest, "commit", "-q", "--no-verify", "-m", "ballot-guard under test", env=env)
     return git(dest, "rev-parse", "HEAD", env=env).strip()
+
+
+class HookSource(NamedTuple):
+    """This project as the hook repository the pre-commit framework installs from."""
+    path: Path  # a git copy of this project's current files
+    sha: str  # its commit: the ``rev`` of a ``.pre-commit-config.yaml``
+    home: Path  # a PRE_COMMIT_HOME, so a module's tests build the hooks' venv once
+
+
+def hook_source(base: Path) -> HookSource:
+    """The hook repository under ``base`` (committed with a hermetic git identity)."""
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    sha = copy_project(base / "ballot-guard", env)
+    return HookSource(base / "ballot-guard", sha, base / "pre-commit-home")
+
+
+def venv_python(repo: Repo) -> None:
+    """The project's interpreter where the gate looks for it (``.venv/bin/python``): this
+    one, behind a shell script."""
+    repo.write(".venv/bin/python", f"#!/bin/sh\nexec {sys.executable} \"$@\"\n", mode=0o755)
+
+
+def pre_commit(repo: Repo, *args: str,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real framework in ``repo`` (``python -m pre_commit ARGS``), output as text."""
+    return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo.path, env=env,
+                          capture_output=True, text=True, check=False, timeout=900)

@@ -1,7 +1,10 @@
-"""Shared pieces of the split tests: a repo state fingerprint and a base layout."""
+"""Shared pieces of the split tests: a repo state fingerprint, a base layout, the changes
+staged on it."""
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +71,35 @@ def base_repo(repo: Repo) -> Repo:
         "src/ledger.py": "LEDGER = []\n", "README.md": "# demo\n"},
         pin_with="0" * 64 + "\n", message="base")
 
+
+
+MIXED = {"properties/test_retry.py": "changed\n", "src/billing.py": "RETRIES = 2\n"}
+NO_HEAD = {"properties/test_a.py": "x\n", "src/a.py": "y\n"}  # mixed, in a repo with no commit
+
+
+def stage(repo: Repo, files: Mapping[str, str]) -> None:
+    """``files`` written, then the whole tree staged (``git add -A``)."""
+    for rel, content in files.items():
+        repo.write(rel, content)
+    repo.stage()
+
+
+def on_base(repo: Repo, committed: Mapping[str, str], message: str,
+            staged: Mapping[str, str] | None = None) -> str:
+    """``base_repo``, one more commit (``message``) writing ``committed``, then ``staged``
+    written and staged; returns that commit."""
+    base_repo(repo)
+    for rel, content in committed.items():
+        repo.write(rel, content)
+    head = repo.commit_all(message)
+    if staged is not None:
+        stage(repo, staged)
+    return head
+
+
+@contextlib.contextmanager
+def unchanged(repo: Repo) -> Iterator[None]:
+    """The block leaves HEAD, the index, the staged diff and every file as they were."""
+    before = state(repo)
+    yield
+    assert state(repo) == before

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,17 @@ from hypothesis import strategies as st
 
 from ballot_guard.adopt.edits import MANUAL_IDS, hooks_entry, precommit_edit, table_text
 from testing.helpers import Repo, git, init_repo, run_cli
-from testing.hookutil import BILLING, PROPERTY, bare_remote, commit, copy_project, push
+from testing.hookutil import (
+    BILLING,
+    PROPERTY,
+    HookSource,
+    bare_remote,
+    commit,
+    hook_source,
+    pre_commit,
+    push,
+    venv_python,
+)
 
 RUFF = (b'[project]\nname = "billing"  # the service\nversion = "1.0"\n\n'
         b'# lint settings\n[tool.ruff]\nline-length = 100\n')
@@ -255,23 +264,18 @@ def test_appending_to_repos_keeps_every_line_and_adds_exactly_our_entry(
 # Through the real framework: the adoption committed, then a commit and a push pass.
 
 @pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, Path]]:
-    base = tmp_path_factory.mktemp("init-framework")
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    sha = copy_project(base / "ballot-guard", env)
-    return base / "ballot-guard", sha, base / "pre-commit-home"
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookSource:
+    return hook_source(tmp_path_factory.mktemp("init-framework"))
 
 
 def test_a_fresh_repository_adopted_then_commit_push_and_gate_pass(
-        hook_repo: tuple[Path, str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        hook_repo: HookSource, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source, sha, home = hook_repo
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
     repo = init_repo(tmp_path / "service")
     repo.write("billing.py", BILLING)
     repo.write(".gitignore", ".venv/\n")
-    repo.write(".venv/bin/python", f"#!/bin/sh\nexec {sys.executable} \"$@\"\n", mode=0o755)
+    venv_python(repo)
     repo.commit_all("billing service")
     repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
     repo.write("properties/test_bounded_retry.py", PROPERTY)
@@ -289,8 +293,7 @@ def test_a_fresh_repository_adopted_then_commit_push_and_gate_pass(
                               text=True, check=False, timeout=900, env=env)
         assert proc.returncode == 0, command + proc.stdout + proc.stderr
     assert repo.git("status", "--porcelain") == ""
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "install-hooks"], cwd=repo.path,
-                          capture_output=True, text=True, check=False, timeout=900)
+    proc = pre_commit(repo, "install-hooks")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     repo.write("billing.py", BILLING + "\n# tidy\n")
     repo.stage()

@@ -8,10 +8,7 @@ uses the configured package index (or its local mirror / cache).
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,11 +16,14 @@ import pytest
 from testing.helpers import Repo
 from testing.hookutil import (
     BILLING,
+    HookSource,
     bare_remote,
     commit,
-    copy_project,
+    hook_source,
     make_project,
+    pre_commit,
     push,
+    venv_python,
     write_flaky,
 )
 
@@ -31,13 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, Path]]:
-    base = tmp_path_factory.mktemp("framework")
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    sha = copy_project(base / "ballot-guard", env)
-    return base / "ballot-guard", sha, base / "pre-commit-home"
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookSource:
+    return hook_source(tmp_path_factory.mktemp("framework"))
 
 
 def _config(path: Path, sha: str) -> str:
@@ -46,20 +41,17 @@ def _config(path: Path, sha: str) -> str:
 
 
 @pytest.fixture
-def framework_project(hook_repo: tuple[Path, str, Path], tmp_path: Path,
+def framework_project(hook_repo: HookSource, tmp_path: Path,
                       monkeypatch: pytest.MonkeyPatch) -> Repo:
     path, sha, home = hook_repo
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home))  # one hook venv for the module
     # no `python` in the config: the gate must find the project's .venv, not the hook's venv
     repo = make_project(tmp_path / "project", {".pre-commit-config.yaml": _config(path, sha),
                                                ".gitignore": ".venv/\n"}, python=False)
-    repo.write(".venv/bin/python", f"#!/bin/sh\nexec {sys.executable} \"$@\"\n", mode=0o755)
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "install", "--hook-type",
-                           "pre-commit", "--hook-type", "pre-push"], cwd=repo.path,
-                          capture_output=True, text=True, check=False)
+    venv_python(repo)
+    proc = pre_commit(repo, "install", "--hook-type", "pre-commit", "--hook-type", "pre-push")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "install-hooks"], cwd=repo.path,
-                          capture_output=True, text=True, check=False, timeout=900)
+    proc = pre_commit(repo, "install-hooks")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return repo
 

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,7 @@ from pre_commit.clientlib import load_manifest
 
 from ballot_guard.adopt.edits import hooks_entry
 from ballot_guard.hooks.framework_hint import MANUAL
-from testing.helpers import Repo
-from testing.hookutil import BILLING, commit, copy_project, make_project
+from testing.hookutil import BILLING, HookSource, commit, hook_source, make_project, pre_commit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,13 +29,8 @@ def test_every_manual_hook_of_the_hints_is_in_the_manifest() -> None:
 
 
 @pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, Path]]:
-    base = tmp_path_factory.mktemp("manual")
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    sha = copy_project(base / "ballot-guard", env)
-    return base / "ballot-guard", sha, base / "pre-commit-home"
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookSource:
+    return hook_source(tmp_path_factory.mktemp("manual"))
 
 
 def _no_ballot_guard_path() -> str:
@@ -47,13 +40,8 @@ def _no_ballot_guard_path() -> str:
     return os.pathsep.join([*keep, str(Path(sys.executable).parent / "no-such-dir")])
 
 
-def pre_commit(repo: Repo, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo.path, env=env,
-                          capture_output=True, text=True, check=False, timeout=900)
-
-
 def test_the_hinted_commands_run_through_the_manual_stage(
-        hook_repo: tuple[Path, str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        hook_repo: HookSource, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source, sha, home = hook_repo
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
     config = "repos:\n" + hooks_entry(str(source), sha)

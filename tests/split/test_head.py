@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from testing.helpers import Repo, git, run_bg, run_cli
-from testing.split_support import base_repo, names, state, tree
+from testing.split_support import NO_HEAD, base_repo, names, on_base, stage, state, tree, unchanged
 
 AGENT = "Code Bot <bot@example.com>"
+LOOSENED = {"properties/test_retry.py": "loosened\n", "src/billing.py": "RETRIES = 4\n"}
 
 
 @pytest.fixture
@@ -72,10 +73,9 @@ def test_each_new_commit_passes_scope(mixed_head: Repo) -> None:
 
 
 def refused(repo: Repo, *args: str, code: int = 4) -> str:
-    before = state(repo)
-    r = run_cli(["split", *args], repo.path)
-    assert r.code == code, (r.out, r.err)
-    assert state(repo) == before
+    with unchanged(repo):
+        r = run_cli(["split", *args], repo.path)
+        assert r.code == code, (r.out, r.err)
     return r.err + r.out
 
 
@@ -88,9 +88,8 @@ def test_pushed_head_is_refused(mixed_head: Repo, tmp_path: Path) -> None:
 
 
 def test_root_commit_is_refused(repo: Repo) -> None:
-    repo.write("properties/test_a.py", "x\n")
-    repo.write("src/a.py", "y\n")
-    repo.commit_all("everything at once")
+    stage(repo, NO_HEAD)
+    repo.commit("everything at once")
     assert "root commit" in refused(repo, "--head")
 
 
@@ -105,9 +104,7 @@ def test_merge_commit_is_refused(mixed_head: Repo) -> None:
 
 
 def test_no_head_is_refused_for_both_modes(repo: Repo) -> None:
-    repo.write("properties/test_a.py", "x\n")
-    repo.write("src/a.py", "y\n")
-    repo.stage()
+    stage(repo, NO_HEAD)
     assert "no commit yet" in refused(repo)
     assert "no commit yet" in refused(repo, "--head")
 
@@ -121,14 +118,11 @@ def test_not_mixed_head_is_left_alone(repo: Repo) -> None:
 
 
 def test_cli_staged_split_as_a_user_types_it(repo: Repo) -> None:
-    base_repo(repo)
-    repo.write("pyproject.toml", '[project]\nname = "billing"\n')
-    repo.commit_all("pyproject")
-    repo.write("pyproject.toml",
-               '[project]\nname = "billing"\nversion = "2"\n\n[tool.ballot_guard]\nrepeats = 3\n')
-    repo.write("properties/test_retry.py", "def test_retry():\n    assert 9\n")
-    repo.write("src/billing.py", "RETRIES = 9\n")
-    repo.stage()
+    on_base(repo, {"pyproject.toml": '[project]\nname = "billing"\n'}, "pyproject", {
+        "pyproject.toml":
+            '[project]\nname = "billing"\nversion = "2"\n\n[tool.ballot_guard]\nrepeats = 3\n',
+        "properties/test_retry.py": "def test_retry():\n    assert 9\n",
+        "src/billing.py": "RETRIES = 9\n"})
     assert run_bg(["scope"], repo.path).code == 1
     r = run_bg(["split"], repo.path)
     assert r.code == 0, r.err
@@ -148,12 +142,8 @@ def test_cli_usage_errors(repo: Repo) -> None:
 
 
 def test_agent_commit_touching_the_oracle_is_blocked(repo: Repo) -> None:
-    base_repo(repo)
-    repo.write("pyproject.toml", '[tool.ballot_guard]\nagents = ["code bot <*>"]\n')
-    repo.commit_all("agents")
-    repo.write("properties/test_retry.py", "loosened\n")
-    repo.write("src/billing.py", "RETRIES = 4\n")
-    repo.stage()
+    on_base(repo, {"pyproject.toml": '[tool.ballot_guard]\nagents = ["code bot <*>"]\n'},
+            "agents", LOOSENED)
     repo.commit("agent patch", author=AGENT)
     assert "rule 2" in refused(repo, "--head", code=1)
 
@@ -169,12 +159,8 @@ def test_agent_flag_blocks_a_staged_split(mixed_head: Repo, monkeypatch: pytest.
 
 
 def test_agent_identity_blocks_a_staged_split(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    base_repo(repo)
-    repo.write("pyproject.toml", '[tool.ballot_guard]\nagents = ["*[bot]*"]\n')
-    repo.commit_all("agents")
-    repo.write("properties/test_retry.py", "loosened\n")
-    repo.write("src/billing.py", "RETRIES = 4\n")
-    repo.stage()
+    on_base(repo, {"pyproject.toml": '[tool.ballot_guard]\nagents = ["*[bot]*"]\n'}, "agents",
+            LOOSENED)
     monkeypatch.setenv("GIT_COMMITTER_NAME", "helper[bot]")
     assert "rule 2" in refused(repo, code=1)
 
@@ -211,15 +197,11 @@ def test_unmerged_entries_are_refused(mixed_head: Repo) -> None:
 
 
 def test_a_note_when_the_new_config_blocks_the_rest(repo: Repo) -> None:
-    base_repo(repo)
-    repo.write("pyproject.toml", "[project]\nname = 'billing'\n")
-    repo.commit_all("pyproject")
     # the oracle part makes docs/ oracle; the rest then mixes docs/ and src/
-    repo.write("pyproject.toml", "[project]\nname = 'billing'\n\n[tool.ballot_guard]\n"
-                                 "oracle_paths = ['docs/**']\n")
-    repo.write("docs/guide.md", "new guide\n")
-    repo.write("src/billing.py", "RETRIES = 4\n")
-    repo.stage()
+    on_base(repo, {"pyproject.toml": "[project]\nname = 'billing'\n"}, "pyproject", {
+        "pyproject.toml": "[project]\nname = 'billing'\n\n[tool.ballot_guard]\n"
+                          "oracle_paths = ['docs/**']\n",
+        "docs/guide.md": "new guide\n", "src/billing.py": "RETRIES = 4\n"})
     r = run_cli(["split"], repo.path)
     assert r.code == 0, r.err
     assert names(repo, "diff-tree", "-r", "HEAD^", "HEAD") == {"pyproject.toml"}
@@ -231,11 +213,10 @@ def test_a_note_when_the_new_config_blocks_the_rest(repo: Repo) -> None:
 
 
 def test_head_with_pyproject_on_both_sides(repo: Repo) -> None:
-    base_repo(repo)
-    repo.write("pyproject.toml", '[project]\nname = "a"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n')
-    repo.commit_all("pyproject")
-    repo.write("pyproject.toml", '[project]\nname = "b"\n\n[tool.pytest.ini_options]\naddopts = "-x"\n')
-    original = repo.commit_all("both tables at once")
+    on_base(repo, {"pyproject.toml": '[project]\nname = "a"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'},
+            "pyproject",
+            {"pyproject.toml": '[project]\nname = "b"\n\n[tool.pytest.ini_options]\naddopts = "-x"\n'})
+    original = repo.commit("both tables at once")
     r = run_cli(["split", "--head"], repo.path)
     assert r.code == 0, r.err
     assert "pyproject.toml: split by table" in r.out

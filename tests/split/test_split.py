@@ -9,7 +9,17 @@ import pytest
 from ballot_guard.errors import CannotJudge
 from ballot_guard.split.split import Outcome, Sides, default_classifier, split_staged
 from testing.helpers import Repo, run_cli
-from testing.split_support import base_repo, index, names, state, tree
+from testing.split_support import (
+    MIXED,
+    NO_HEAD,
+    base_repo,
+    index,
+    names,
+    stage,
+    state,
+    tree,
+    unchanged,
+)
 
 CLASSIFY: Any = None
 
@@ -71,23 +81,16 @@ def test_message_option_and_branch_reflog(base: Repo) -> None:
 
 def test_not_mixed_commits_nothing(base: Repo) -> None:
     repo = base
-    repo.write("properties/test_retry.py", "changed\n")
-    repo.write("README.md", "# neutral rides along\n")
-    repo.stage()
-    before = state(repo)
-    out = split(repo)
-    assert out.oracle_commit is None and out.sides.oracle and not out.sides.behavior
-    assert state(repo) == before
+    stage(repo, {"properties/test_retry.py": "changed\n", "README.md": "# neutral rides along\n"})
+    with unchanged(repo):
+        out = split(repo)
+        assert out.oracle_commit is None and out.sides.oracle and not out.sides.behavior
 
 
 def test_no_head_is_refused(repo: Repo) -> None:
-    repo.write("properties/test_a.py", "x\n")
-    repo.write("src/a.py", "y\n")
-    repo.stage()
-    before = state(repo)
-    with pytest.raises(CannotJudge, match="no commit yet"):
+    stage(repo, NO_HEAD)
+    with unchanged(repo), pytest.raises(CannotJudge, match="no commit yet"):
         split(repo)
-    assert state(repo) == before
 
 
 def test_rename_across_the_boundary_becomes_add_and_delete(base: Repo) -> None:
@@ -148,10 +151,7 @@ def test_exec_bit_symlink_and_gitlink_are_kept(base: Repo) -> None:
 
 def test_neutral_stays_with_behaviour(base: Repo) -> None:
     repo = base
-    repo.write("properties/test_retry.py", "changed\n")
-    repo.write("src/billing.py", "RETRIES = 2\n")
-    repo.write("README.md", "# changed too\n")
-    repo.stage()
+    stage(repo, {**MIXED, "README.md": "# changed too\n"})
     out = split(repo)
     assert out.sides.neutral == {"README.md"}
     assert names(repo, "diff-tree", "-r", "HEAD^", "HEAD") == {"properties/test_retry.py"}
@@ -161,9 +161,7 @@ def test_neutral_stays_with_behaviour(base: Repo) -> None:
 def test_a_failing_step_changes_nothing(base: Repo, monkeypatch: pytest.MonkeyPatch,
                                         tmp_path: Any) -> None:
     repo = base
-    repo.write("properties/test_retry.py", "changed\n")
-    repo.write("src/billing.py", "RETRIES = 2\n")
-    repo.stage()
+    stage(repo, MIXED)
     before = state(repo)
     # no identity at all: git commit-tree refuses, after the tree was built
     empty = tmp_path / "empty.gitconfig"
@@ -180,9 +178,7 @@ def test_a_failing_step_changes_nothing(base: Repo, monkeypatch: pytest.MonkeyPa
 
 def test_head_moving_underneath_is_refused(base: Repo) -> None:
     repo = base
-    repo.write("properties/test_retry.py", "changed\n")
-    repo.write("src/billing.py", "RETRIES = 2\n")
-    repo.stage()
+    stage(repo, MIXED)
 
     def racing(root: str, cfg: Any, b: str, deltas: Any, new: Any) -> Any:
         sides = default_classifier(root, cfg, b, deltas, new)
@@ -207,30 +203,22 @@ def test_file_replaced_by_directory_across_the_boundary_is_refused(base: Repo) -
         return Sides(frozenset({"src/ledger.py/properties_like.py"}),
                      frozenset({"src/ledger.py"}), frozenset())
 
-    before = state(repo)
-    with pytest.raises(CannotJudge, match="file and a directory"):
+    with unchanged(repo), pytest.raises(CannotJudge, match="file and a directory"):
         split(repo, classify=odd)
-    assert state(repo) == before
 
 
 def test_merge_in_progress_is_refused(base: Repo) -> None:
     repo = base
-    repo.write("properties/test_retry.py", "changed\n")
-    repo.write("src/billing.py", "RETRIES = 2\n")
-    repo.stage()
+    stage(repo, MIXED)
     (repo.path / ".git" / "MERGE_HEAD").write_text(repo.head() + "\n")
-    before = state(repo)
-    with pytest.raises(CannotJudge, match="merge is in progress"):
+    with unchanged(repo), pytest.raises(CannotJudge, match="merge is in progress"):
         split(repo)
-    assert state(repo) == before
 
 
 def test_detached_head(base: Repo) -> None:
     repo = base
     repo.git("checkout", "-q", "--detach")
-    repo.write("properties/test_retry.py", "changed\n")
-    repo.write("src/billing.py", "RETRIES = 2\n")
-    repo.stage()
+    stage(repo, MIXED)
     old = repo.head()
     split(repo)
     assert repo.git("rev-parse", "HEAD^").strip() == old

@@ -11,7 +11,7 @@ from ballot_guard.oracle import tables
 from ballot_guard.split.split import split_staged
 from ballot_guard.split.tables import CannotSplit, intermediate
 from testing.helpers import Repo
-from testing.split_support import base_repo, index, names, state
+from testing.split_support import index, names, on_base, state, unchanged
 
 CLASSIFY: Any = None
 
@@ -111,13 +111,9 @@ def test_interleaved_tables_are_refused(old: str, new: str) -> None:
 
 
 def test_staged_pyproject_is_split_by_table(repo: Repo) -> None:
-    base_repo(repo)
-    repo.write("pyproject.toml", OLD)
-    old_head = repo.commit_all("pyproject")
-    repo.write("pyproject.toml", NEW)
-    repo.write("properties/test_retry.py", "changed\n")
-    repo.write("src/billing.py", "RETRIES = 9\n")
-    repo.stage()
+    old_head = on_base(repo, {"pyproject.toml": OLD}, "pyproject", {
+        "pyproject.toml": NEW, "properties/test_retry.py": "changed\n",
+        "src/billing.py": "RETRIES = 9\n"})
     before = index(repo)
     files = state(repo)["files"]
     out = split_staged(str(repo.path), classify=CLASSIFY)
@@ -137,28 +133,21 @@ def test_staged_pyproject_is_split_by_table(repo: Repo) -> None:
 
 
 def test_pyproject_alone_on_both_sides_is_split(repo: Repo) -> None:
-    base_repo(repo)
-    repo.write("pyproject.toml", OLD)
-    repo.commit_all("pyproject")
-    repo.write("pyproject.toml", NEW)
-    repo.stage()
+    on_base(repo, {"pyproject.toml": OLD}, "pyproject", {"pyproject.toml": NEW})
     out = split_staged(str(repo.path), classify=CLASSIFY)
     assert out.oracle_commit is not None and out.tables == ("pyproject.toml",)
     assert names(repo, "diff", "--cached") == {"pyproject.toml"}
 
 
 def test_unsplittable_pyproject_is_refused_and_changes_nothing(repo: Repo) -> None:
-    base_repo(repo)
-    repo.write("pyproject.toml", '[tool]\npytest.ini_options.addopts = "-q"\nblack.x = 1\n')
-    repo.commit_all("pyproject")
-    repo.write("pyproject.toml", '[tool]\npytest.ini_options.addopts = "-x"\nblack.x = 2\n')
-    repo.write("properties/test_retry.py", "changed\n")
-    repo.stage()
-    before = state(repo)
+    on_base(repo, {"pyproject.toml": '[tool]\npytest.ini_options.addopts = "-q"\nblack.x = 1\n'},
+            "pyproject",
+            {"pyproject.toml": '[tool]\npytest.ini_options.addopts = "-x"\nblack.x = 2\n',
+             "properties/test_retry.py": "changed\n"})
     objects = repo.git("count-objects", "-v")
-    with pytest.raises(CannotJudge, match=re.escape("cannot split pyproject.toml")):
+    with unchanged(repo), pytest.raises(CannotJudge,
+                                        match=re.escape("cannot split pyproject.toml")):
         split_staged(str(repo.path), classify=CLASSIFY)
-    assert state(repo) == before
     assert repo.git("count-objects", "-v") == objects
 
 
@@ -210,11 +199,9 @@ def test_any_ini_layout_splits(old: Any, new: Any, order: list[int], name: str) 
 
 
 def test_staged_setup_cfg_is_split_by_section(repo: Repo) -> None:
-    base_repo(repo)
-    repo.write("setup.cfg", "[metadata]\nname = billing\n\n[tool:pytest]\naddopts = -q\n")
-    repo.commit_all("setup.cfg")
-    repo.write("setup.cfg", "[metadata]\nname = billing2\n\n[tool:pytest]\naddopts = -x\n")
-    repo.stage()
+    on_base(repo, {"setup.cfg": "[metadata]\nname = billing\n\n[tool:pytest]\naddopts = -q\n"},
+            "setup.cfg",
+            {"setup.cfg": "[metadata]\nname = billing2\n\n[tool:pytest]\naddopts = -x\n"})
     out = split_staged(str(repo.path))
     assert out.tables == ("setup.cfg",)
     assert repo.git("show", "HEAD:setup.cfg") == \
