@@ -3,7 +3,8 @@
 Each case builds an adopted repository (HEAD holds the pin), applies one
 attack through a real source (a staged index, a commit, a range, or a patch
 file), runs ``ballot-guard scope`` and asserts it is blocked (1), or, for a
-patch that cannot be read, refused (4); never 0.
+patch that must be applied to be judged and cannot be, refused (4) for the reason the
+case names; never 0.
 """
 from __future__ import annotations
 
@@ -28,36 +29,37 @@ PROP = "properties/test_retry.py"
 @dataclass(frozen=True)
 class Attack:
     id: str
-    run: Callable[[Repo, Path], tuple[list[str], set[int]]]  # (scope args, accepted codes)
+    run: Callable[[Repo, Path], list[str]]  # the scope args
     pyproject: str | None = None
+    # a patch refused (4), not blocked (1): what its one-line error says
+    refused: tuple[str, ...] = ()
 
 
-def _patch(text: str | bytes, *, agent: bool = True) -> Callable[[Repo, Path],
-                                                                  tuple[list[str], set[int]]]:
-    def run(repo: Repo, tmp: Path) -> tuple[list[str], set[int]]:
+def _patch(text: str | bytes, *, agent: bool = True) -> Callable[[Repo, Path], list[str]]:
+    def run(repo: Repo, tmp: Path) -> list[str]:
         data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
         path = tmp / "attack.diff"
         path.write_bytes(data)
-        return ["--patch", str(path), *(["--agent"] if agent else [])], {1, 4}
+        return ["--patch", str(path), *(["--agent"] if agent else [])]
     return run
 
 
 def _staged(edit: Callable[[Repo], None], *, agent: bool = True) -> Callable[
-        [Repo, Path], tuple[list[str], set[int]]]:
-    def run(repo: Repo, tmp: Path) -> tuple[list[str], set[int]]:
+        [Repo, Path], list[str]]:
+    def run(repo: Repo, tmp: Path) -> list[str]:
         edit(repo)
         repo.stage()
-        return ["--staged", *(["--agent"] if agent else [])], {1}
+        return ["--staged", *(["--agent"] if agent else [])]
     return run
 
 
 def _commit(edit: Callable[[Repo], None], *, author: str = BOT, message: str = "fix",
-            committer: str | None = None) -> Callable[[Repo, Path], tuple[list[str], set[int]]]:
-    def run(repo: Repo, tmp: Path) -> tuple[list[str], set[int]]:
+            committer: str | None = None) -> Callable[[Repo, Path], list[str]]:
+    def run(repo: Repo, tmp: Path) -> list[str]:
         edit(repo)
         repo.stage()
         sha = repo.commit(message, author=author, committer=committer)
-        return ["--commit", sha], {1}
+        return ["--commit", sha]
     return run
 
 
@@ -128,17 +130,24 @@ PATCH_ATTACKS = [
         f"--- /dev/null\n+++ {PROP[:-3]}2.py\n@@ -0,0 +1 @@\n+x = 1\n")),
     Attack("patch-no-prefix-git", _patch(
         f"diff --git {PROP} {PROP}\n--- {PROP}\n+++ {PROP}\n" + EDIT_PROP_HUNK)),
+    # Its -p0 reading touches the fixtures, so rule 3 needs its content: it must be applied,
+    # and git applies it at -p1, where no cases.json is.
     Attack("patch-p0-fixtures", _patch(
         "--- fixtures/cases.json\n+++ fixtures/cases.json\n@@ -1 +1 @@\n-[1, 2, 3]\n+[1]\n",
-        agent=False)),
+        agent=False), refused=("the patch does not apply to HEAD", "cases.json")),
+    # The literal's data is not a deflated blob: git cannot even read the patch.
     Attack("patch-binary-fixture", _patch(
         "diff --git a/fixtures/cases.json b/fixtures/cases.json\n"
         "index 1111111..2222222 100644\nGIT binary patch\nliteral 3\n"
-        "KcmZ?wjy(Vc00RI5\n\nliteral 3\nKcmZ?wjy(Vc00RI5\n\n", agent=False)),
+        "KcmZ?wjy(Vc00RI5\n\nliteral 3\nKcmZ?wjy(Vc00RI5\n\n", agent=False),
+        refused=("malformed patch", "corrupt binary patch")),
+    # A fixture changed, so rule 3 needs the new bytes, and a binary diff without data
+    # (abbreviated ids, no literal) cannot be applied.
     Attack("patch-binary-no-data", _patch(
         "diff --git a/fixtures/cases.json b/fixtures/cases.json\n"
         "index 1111111..2222222 100644\nBinary files a/fixtures/cases.json and "
-        "b/fixtures/cases.json differ\n", agent=False)),
+        "b/fixtures/cases.json differ\n", agent=False),
+        refused=("the patch does not apply to HEAD", "fixtures/cases.json")),
     Attack("patch-mode-only-property", _patch(
         f"diff --git a/{PROP} b/{PROP}\nold mode 100644\nnew mode 100755\n")),
     Attack("patch-property-to-symlink", _patch(
@@ -150,17 +159,23 @@ PATCH_ATTACKS = [
         "diff --git a/properties/sub b/properties/sub\nnew file mode 160000\n"
         "index 0000000..1234567\n--- /dev/null\n+++ b/properties/sub\n"
         "@@ -0,0 +1 @@\n+Subproject commit 1234567890123456789012345678901234567890\n")),
+    # Rule 4 reads the freeze file on both sides, so the patch must be applied, and HEAD
+    # holds no freeze file to delete (rule 4 through a patch that applies:
+    # test_deleting_the_freeze_file_loses_history_and_is_blocked).
     Attack("patch-delete-freeze-file", _patch(
         "diff --git a/freeze_set.json b/freeze_set.json\ndeleted file mode 100644\n"
         "--- a/freeze_set.json\n+++ /dev/null\n@@ -1 +0,0 @@\n-{\"frozen\": [\"retry\"]}\n",
-        agent=False)),
+        agent=False), refused=("the patch does not apply to HEAD", "freeze_set.json")),
     Attack("patch-delete-pin", _patch(
         "diff --git a/fixture_digest.txt b/fixture_digest.txt\ndeleted file mode 100644\n"
         "--- a/fixture_digest.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-sha256-v2:" + "0" * 64 + "\n")),
+    # GNU patch would apply the context diff; ballot-guard does not read one (the contract's
+    # strict patch reading): refused, naming the line.
     Attack("patch-context-diff-section", _patch(
         _git_new("src/x.py") + f"*** a/{PROP}\n--- b/{PROP}\n***************\n"
         "*** 1,2 ****\n  def test_retry():\n!     assert True\n--- 1,2 ----\n"
-        "  def test_retry():\n!     assert 1\n")),
+        "  def test_retry():\n!     assert 1\n"),
+        refused=("line 7: a context diff header",)),
     Attack("patch-gitattributes-root", _patch(_git_new(
         ".gitattributes", "fixtures/** working-tree-encoding=UTF-16"), agent=True)),
     Attack("patch-conftest-root", _patch(_git_new("conftest.py", "import os\n"))),
@@ -269,13 +284,12 @@ STAGED_ATTACKS = [
 ]
 
 
-def _coauthored(line: str, *, extra: str = "") -> Callable[[Repo, Path], tuple[list[str],
-                                                                              set[int]]]:
+def _coauthored(line: str, *, extra: str = "") -> Callable[[Repo, Path], list[str]]:
     return _commit(_writes({PROP: "x = 1\n"}), author="Human <h@example.com>",
                    message=f"fix\n\n{extra}{line}\n\nmore text\n")
 
 
-def _evil_merge(repo: Repo, tmp: Path) -> tuple[list[str], set[int]]:
+def _evil_merge(repo: Repo, tmp: Path) -> list[str]:
     base = repo.head()
     repo.git("checkout", "-q", "-b", "side")
     repo.write("src/other.py", "y = 1\n")
@@ -288,23 +302,23 @@ def _evil_merge(repo: Repo, tmp: Path) -> tuple[list[str], set[int]]:
     repo.write("src/app.py", "RETRIES = 9\n")
     repo.stage()
     repo.commit("merge side")
-    return ["--range", f"{base}..HEAD"], {1}
+    return ["--range", f"{base}..HEAD"]
 
 
-def _range_agent_then_human(repo: Repo, tmp: Path) -> tuple[list[str], set[int]]:
+def _range_agent_then_human(repo: Repo, tmp: Path) -> list[str]:
     base = repo.head()
     repo.write(PROP, "x = 1\n")
     repo.commit_all("agent edit", author=BOT)
     repo.write("src/app.py", "RETRIES = 5\n")
     repo.commit_all("human edit")
-    return ["--range", f"{base}..HEAD"], {1}
+    return ["--range", f"{base}..HEAD"]
 
 
-def _delete_pin_then_anything(repo: Repo, tmp: Path) -> tuple[list[str], set[int]]:
+def _delete_pin_then_anything(repo: Repo, tmp: Path) -> list[str]:
     base = repo.head()
     repo.remove("fixture_digest.txt")
     repo.commit_all("drop the pin", author=BOT)
-    return ["--range", f"{base}..HEAD"], {1}
+    return ["--range", f"{base}..HEAD"]
 
 
 COMMIT_ATTACKS = [
@@ -345,10 +359,27 @@ def test_attack_is_blocked(attack: Attack, tmp_path: Path) -> None:
     if attack.pyproject == NESTED:
         repo.write("tests/properties/test_retry.py", "def test_retry():\n    assert True\n")
         repo.commit_all("nested properties")
-    args, accepted = attack.run(repo, tmp_path)
+    args = attack.run(repo, tmp_path)
     res = run_cli(["scope", *args], repo.path)
-    assert res.code in accepted, (res.code, res.out, res.err)
-    assert res.code != 0
+    assert res.code == (4 if attack.refused else 1), (res.code, res.out, res.err)
+    if attack.refused:
+        assert res.err.count("\n") == 1 and "Traceback" not in res.err, res.err
+        assert all(words in res.err for words in attack.refused), res.err
+
+
+def test_a_binary_fixture_patch_that_applies_is_judged_by_rule_3(tmp_path: Path) -> None:
+    """The binary cases above are refused for their data; git's own binary patch of a
+    fixture applies, and without a re-pin it is blocked by rule 3."""
+    repo = init_repo(tmp_path / "repo")
+    adopt(repo, AGENTS)
+    repo.write("fixtures/cases.json", bytes(range(256)))
+    patch = tmp_path / "p.diff"
+    patch.write_bytes(os.fsencode(repo.git("diff", "--binary")))
+    repo.git("checkout", "-q", "--", ".")
+    assert b"GIT binary patch" in patch.read_bytes()
+    res = run_cli(["scope", "--patch", str(patch), "--json"], repo.path)
+    assert res.code == 1, res.out + res.err
+    assert [r["rule"] for r in res.json()["reasons"]] == [3]
 
 
 def test_a_diff_ru_oracle_patch_is_not_made_mixed_by_its_p0_reading(tmp_path: Path) -> None:
