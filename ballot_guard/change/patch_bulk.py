@@ -34,17 +34,31 @@ _EXT_WORDS = (rb"(?:old mode|new mode|deleted file mode|new file mode|index|simi
 # Matched on "\n" + data: a literal "\n..." prefix lets the regex engine skip ahead fast.
 # Each line is taken with the "\\n" before it, the last one's end only looked at, so
 # that the matches of two adjacent sections do not overlap.
+# Groups: the rest of the "diff --git " line, the extended header lines, "\n" when a
+# ---/+++ pair follows them, its two names, and "@" when a hunk follows (it must follow
+# a pair).
 _FILE = re.compile(rb"\ndiff --git ([^\n]*)((?:\n" + _EXT_WORDS + rb"[^\n]*)*)"
-                   rb"(?:\n--- ([^\n]*)\n\+\+\+ ([^\n]*))?(?=\n)")
+                   rb"(?:(\n)--- ([^\n]*)\n\+\+\+ ([^\n]*))?(?=\n(@?))")
 _HUNKS = re.compile(rb"\n@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _BODY_START = re.compile(rb"\n(?=([ +\-\\@\n]))")
 
 
-def _clean(region: bytes, files: list[tuple[bytes, bytes, bytes, bytes]]) -> bool:
+def _clean(region: bytes, files: list[tuple[bytes, ...]]) -> bool:
     """Whether the patch is clean git sections whose hunks add up (see the module doc).
 
     ``region`` is the patch with one "\\n" before it and its final "\\n" dropped,
     so that every line starts right after a "\\n"."""
+    # every "\ndiff --git " starts a match of _FILE: nothing a match takes holds one
+    ext = b"".join([f[1] for f in files]).count(b"\n")  # extended headers in header blocks
+    pairs = len(files) - [f[2] for f in files].count(b"")
+    return _adds_up(region, len(files), ext, pairs)
+
+
+def _adds_up(region: bytes, gits: int, ext: int, pairs: int) -> bool:
+    """Whether every line of ``region`` is a ``diff --git`` line (``gits`` of them), one
+    of the ``ext`` extended header lines of the header blocks, a ``Binary files`` line, a
+    hunk header or a body line, and the hunks' headers announce every body line but the
+    ``pairs`` ``---``/``+++`` pairs that directly follow header blocks (module doc)."""
     total = region.count(b"\n")
     # The first byte of every body line in one C-level pass (faster than five counts
     # of two-byte needles), counted by kind.
@@ -54,15 +68,12 @@ def _clean(region: bytes, files: list[tuple[bytes, bytes, bytes, bytes]]) -> boo
     context, minus, plus, marks, ats, empty = (
         firsts.count(c) for c in (b" ", b"-", b"+", b"\\", b"@", b"\n"))
     empty += region.endswith(b"\n")
-    # every "\ndiff --git " starts a match of _FILE: nothing a match takes holds one
-    gits, binary = len(files), region.count(b"\nBinary files ")
-    ext = b"".join([f[1] for f in files]).count(b"\n")  # extended headers in header blocks
+    binary = region.count(b"\nBinary files ")
     if context + minus + plus + marks + ats + gits + binary + ext + empty != total:
         return False  # garbage, binary data, CRLF, a preamble: read line by line
     heads = _HUNKS.findall(region)
     if len(heads) != ats:
         return False
-    pairs = len(files) - [f[2] for f in files].count(b"")
 
     old = _line_total(list(map(itemgetter(0), heads)))
     new = _line_total(list(map(itemgetter(1), heads)))
@@ -79,7 +90,7 @@ def _plain_names(names: list[bytes]) -> list[str] | None:
     judge it (non-empty, relative, no ``.`` component, no doubled or trailing slash);
     else None.  Names come from header lines, so none holds a newline."""
     text = b"\n".join(names).decode(FS_ENCODING, FS_ERRORS)
-    if not text or text[0] in "./" or text[-1] in "/\n" or "\n\n" in text or "\0" in text \
+    if not text or text[0] in "./\n" or text[-1] in "/\n" or "\n\n" in text or "\0" in text \
             or "/." in text or "//" in text or "\n." in text or "\n/" in text or "/\n" in text:
         return None
     return text.split("\n")
@@ -89,12 +100,13 @@ _MODES = {m.encode(): m for m in ("100644", "100755", "120000", "160000")}
 _NEW, _DELETED, _INDEX = b"\nnew file mode ", b"\ndeleted file mode ", b"\nindex "
 
 
-def _simple(g: bytes, ext: bytes, minus: bytes,
-            plus: bytes) -> tuple[bytes, str, str | None, str | None] | None:
+def _simple(g: bytes, ext: bytes, pair: bytes, minus: bytes, plus: bytes,
+            hunk: bytes) -> tuple[bytes, str, str | None, str | None] | None:
     """(name, status, old mode, new mode) of the common section shapes, else None:
     ``a/X b/X`` (unquoted) with an ``index`` line that carries the mode, or a
     ``new file mode`` / ``deleted file mode`` line then an ``index`` line; a
-    ``---``/``+++`` pair, when there is one, naming the same file.
+    ``---``/``+++`` pair, when there is one (``pair``), naming the same file (there
+    must be one when a hunk follows: ``hunk`` is "@").
 
     ``ext`` holds the extended header lines, each after its "\\n"."""
     half = (len(g) - 1) >> 1
@@ -127,11 +139,12 @@ def _simple(g: bytes, ext: bytes, minus: bytes,
             status, old_mode, new_mode = "D", _MODES.get(tok) or tok.decode(), None
         else:
             return None
-    if minus:
-        want_minus = b"/dev/null" if status == "A" else b"a/" + name
-        want_plus = b"/dev/null" if status == "D" else b"b/" + name
-        if minus != want_minus or plus != want_plus:
-            return None
+    if not pair:
+        return None if hunk else (name, status, old_mode, new_mode)
+    want_minus = b"/dev/null" if status == "A" else b"a/" + name
+    want_plus = b"/dev/null" if status == "D" else b"b/" + name
+    if minus != want_minus or plus != want_plus:
+        return None
     return name, status, old_mode, new_mode
 
 

@@ -215,9 +215,10 @@ def fast_section(sec: bytes, lineno: int) -> _Record | None:
     checked in bulk: every line must be a hunk header, context (`` ``, or
     empty), ``-``, ``+`` or ``\\``, and their counts must add up to what the
     hunk headers announce.  Anything else (binary data, garbage, a
-    traditional header after the hunks) returns None and the section is read
-    line by line.  git's own parser reads the same bytes (``numstat``), so a
-    hunk structure that adds up only in total is refused there.
+    traditional header after the hunks, a hunk that does not directly follow the
+    ``---``/``+++`` pair) returns None and the section is read line by line.  git's
+    own parser reads the same bytes (``numstat``), so a hunk structure that adds up
+    only in total is refused there.
     """
     at = sec.find(b"\n@@ -")
     header, hunks = (sec, b"") if at < 0 else (sec[:at], sec[at + 1:])
@@ -226,18 +227,22 @@ def fast_section(sec: bytes, lineno: int) -> _Record | None:
         lines.pop()
     rec = _Record(lineno, True, git_header_raw(lines[0][11:], lineno))
     k, n = 1, len(lines)
+    pair_end = -1  # the line after the ---/+++ pair
     while k < n:
         line = lines[k].rstrip(b"\r")
         if line.startswith(b"--- ") and k + 1 < n and lines[k + 1].startswith(b"+++ ") \
                 and not rec.minus_seen:
             rec.traditional(line[4:], lines[k + 1][4:], lineno + k)
             k += 2
+            pair_end = k
             continue
         if not line.startswith(_EXTENDED) and not (
                 line.startswith(b"Binary files ") and line.endswith(b" differ")):
             return None
         _header_line(rec, line, lineno + k)
         k += 1
+    if hunks and pair_end != n:
+        return None  # a hunk after other text: the line reading refuses it
     if hunks:
         if hunks.endswith(b"\n"):
             hunks = hunks[:-1]

@@ -1,6 +1,7 @@
 """Reading a unified diff from its headers: every path git would touch, and nothing escapes."""
 from __future__ import annotations
 
+import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from ballot_guard.change import patch_bulk
 from ballot_guard.change.from_patch import PatchError, files, numstat, scan, unquote
-from ballot_guard.change.patch_lines import record_changes, scan_lines
+from ballot_guard.change.patch_lines import p0_paths, record_changes, scan_lines
 from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.errors import CannotJudge
 from testing.helpers import Repo, init_repo
@@ -233,63 +234,135 @@ def test_patch_scope_json_for_a_plain_diff(repo: Repo, tmp_path: Path) -> None:
 
 # --- the bulk reading of git sections equals the line-by-line reading -------------------------
 
-def _slow(data: bytes) -> list[FileChange]:
-    return [c for r in scan_lines(data) for c in record_changes(r)]
+def _slow(data: bytes, p0: list[str] | None = None) -> list[FileChange]:
+    records = scan_lines(data)
+    if p0 is not None:
+        p0_paths(records, p0)
+    return [c for r in records for c in record_changes(r)]
 
 
 _BODY = st.lists(st.sampled_from([" ctx", "-old", "+new", "", "--- a/properties/x",
-                                  "+++ b/properties/x", "-- ../../up", "\\ No newline at end of file"]),
+                                  "+++ b/properties/x", "-- ../../up", "\\ No newline at end of file",
+                                  "diff --git a/properties/x b/properties/x",
+                                  "index 1111111..2222222 100644", "@@ -1 +1 @@"]),
                  max_size=6)
 
 
 # Header blocks of one section, by shape: (extended lines, --- name, +++ name); NAME is
-# the file.  Those of the common shapes are read without the section reading.
+# the file, a None name no ---/+++ pair ("binary": a Binary files line instead).  The
+# common shapes (COMMON) are read in one match each, the others section by section.
 _SHAPES = {
     "modified": ("index 1111111..2222222 100644\n", "a/NAME", "b/NAME"),
     "executable": ("index 1111111..2222222 100755\n", "a/NAME", "b/NAME"),
     "new": ("new file mode 100644\nindex 0000000..2222222\n", "/dev/null", "b/NAME"),
+    "new link": ("new file mode 120000\nindex 0000000..2222222\n", "/dev/null", "b/NAME"),
+    "new, no index": ("new file mode 100755\n", "/dev/null", "b/NAME"),
     "deleted": ("deleted file mode 100755\nindex 1111111..0000000\n", "a/NAME", "/dev/null"),
+    "deleted, no index": ("deleted file mode 100644\n", "a/NAME", "/dev/null"),
+    "no pair": ("index 1111111..2222222 100644\n", None, None),
+    "binary": ("index 1111111..2222222 100644\n", None, None),
     "mode change": ("old mode 100644\nnew mode 100755\nindex 1111111..2222222\n",
                     "a/NAME", "b/NAME"),
     "no mode": ("index 1111111..2222222\n", "a/NAME", "b/NAME"),
     "odd mode": ("index 1111111..2222222 1x0644\n", "a/NAME", "b/NAME"),
+    "long mode": ("index 1111111..2222222 1006440\n", "a/NAME", "b/NAME"),
+    "two index lines": ("index 1111111..2222222 100644\nindex 1111111..2222222 100644\n",
+                        "a/NAME", "b/NAME"),
     "new, wrong side": ("new file mode 100644\nindex 0000000..2222222\n", "a/NAME", "b/NAME"),
+    "deleted, wrong side": ("deleted file mode 100644\nindex 1111111..0000000\n",
+                            "a/NAME", "b/NAME"),
     "other name": ("index 1111111..2222222 100644\n", "a/NAME", "b/properties/other"),
+    "other old name": ("index 1111111..2222222 100644\n", "a/properties/other", "b/NAME"),
     "no header": ("", "a/NAME", "b/NAME"),
-    "binary": ("index 1111111..2222222 100644\n", None, None),
 }
+COMMON = {"modified", "executable", "new", "new link", "new, no index", "deleted",
+          "deleted, no index", "no pair", "binary"}
+# "x b/x" splits one way only; a quote or a dot component is not a plain name
+_NAMES = ["src/a.py", "properties/t.py", "b c.txt", "x b/x", "a b/c.py", 'q"x', "src/./y",
+          "-p0/z"]
 
 
-@settings(max_examples=300, deadline=None)
-@given(files=st.lists(st.tuples(st.sampled_from(["src/a.py", "properties/t.py", "b c.txt"]),
-                                st.sampled_from(sorted(_SHAPES)),
-                                st.lists(_BODY, max_size=3)), min_size=1, max_size=4),
-       extra=st.sampled_from(["", "--- a/properties/late\n+++ b/properties/late\n",
-                              "rename from properties/old\n", "garbage\n"]))
-def test_bulk_reading_equals_line_reading(files: list[tuple[str, str, list[list[str]]]],
-                                          extra: str) -> None:
-    """Sections whose hunks add up are read in bulk; all others line by line; same result."""
+def _patch(sections: list[tuple[str, str, list[tuple[list[str], int]]]], extra: str) -> bytes:
+    """git sections of the given shapes; each hunk's header counts its body's lines, its
+    old count off by the number given; ``extra`` after each section."""
     out = []
-    for name, shape, hunks in files:
+    for name, shape, hunks in sections:
         ext, minus, plus = _SHAPES[shape]
         out.append(f"diff --git a/{name} b/{name}\n{ext}")
-        if minus is None:
+        if shape == "binary":
             out.append(f"Binary files a/{name} and b/{name} differ\n")
             continue
-        out.append(f"--- {minus.replace('NAME', name)}\n+++ {plus.replace('NAME', name)}\n")
-        for body in hunks:
-            old = sum(1 for b in body if b[:1] in (" ", "-", ""))
+        if minus is not None and plus is not None:
+            out.append(f"--- {minus.replace('NAME', name)}\n+++ {plus.replace('NAME', name)}\n")
+        for body, off in hunks:
+            old = sum(1 for b in body if b[:1] in (" ", "-", "")) + off
             new = sum(1 for b in body if b[:1] in (" ", "+", ""))
             out.append(f"@@ -1,{old} +1,{new} @@\n" + "".join(f"{b}\n" for b in body))
         out.append(extra)
-    data = "".join(out).encode()
+    return "".join(out).encode()
+
+
+@settings(max_examples=500, deadline=None)
+@given(sections=st.lists(st.tuples(st.sampled_from(_NAMES), st.sampled_from(sorted(_SHAPES)),
+                                st.lists(st.tuples(_BODY, st.sampled_from([0, 0, 0, 1, -1])),
+                                         max_size=3)), min_size=1, max_size=4),
+       extra=st.sampled_from(["", "", "--- a/properties/late\n+++ b/properties/late\n",
+                              "rename from properties/old\n", "garbage\n",
+                              "index 1111111..2222222 100644\n"]))
+def test_bulk_reading_equals_line_reading(
+        sections: list[tuple[str, str, list[tuple[list[str], int]]]], extra: str) -> None:
+    """Whatever the bulk reading takes, it reads as the line reading does (paths, statuses,
+    modes, the ``-p0`` names), or git refuses the patch; and it takes every patch of
+    common shapes whose hunks add up, in one match per section.  The rest is read section
+    by section or line by line, to the same result."""
+    data = _patch(sections, extra)
+    p0_slow: list[str] = []
     try:
-        slow = _slow(data)
+        slow = _slow(data, p0_slow)
     except PatchError:
-        with pytest.raises(PatchError):
+        try:
             scan(data)
+        except PatchError:
+            return
+        # hunks that add up only in total are left to git's own parser (patch_bulk's
+        # doc), which refuses them, and so the reading of the patch does
+        with pytest.raises(PatchError):
+            files(tempfile.gettempdir(), data)
         return
-    assert scan(data) == slow
+    bulk = patch_bulk.read(data)
+    if bulk is not None:
+        assert bulk == slow
+    p0: list[str] = []
+    assert scan(data, p0) == slow
+    assert p0 == p0_slow
+    plain = all(n in ("src/a.py", "properties/t.py", "b c.txt", "x b/x", "a b/c.py")
+                for n, _, _ in sections)
+    if plain and not extra and all(shape in COMMON for _, shape, _ in sections) \
+            and all(off == 0 for _, _, hunks in sections for _, off in hunks) \
+            and not any(b.startswith(("diff --git", "index", "@@")) for _, _, hunks in sections
+                        for body, _ in hunks for b in body):
+        assert bulk is not None, "a clean git diff of common shapes is read in bulk"
+
+
+@pytest.mark.parametrize("header", [
+    "index 1111111..2222222 100644\n",  # no ---/+++ pair
+    "index 1111111..2222222 100644\n--- a/src/a.py\n+++ b/src/a.py\nold mode 100644\n",
+])
+def test_a_hunk_that_does_not_follow_its_pair_is_refused_by_every_reading(header: str) -> None:
+    """As the line reading refuses it (GNU patch would look for file names there), so do
+    the bulk and the section readings: a real git diff never has one."""
+    data = f"diff --git a/src/a.py b/src/a.py\n{header}@@ -1 +1 @@\n-a\n+b\n".encode()
+    assert patch_bulk.read(data) is None
+    with pytest.raises(PatchError, match="a hunk after text"):
+        scan(data)
+
+
+def test_an_empty_name_before_other_sections_is_refused() -> None:
+    """git's own reading takes ``diff --git a/ b/`` as an empty path: it cannot be judged."""
+    section = "diff --git a/{0} b/{0}\nindex 1111111..2222222 100644\n--- a/{0}\n+++ b/{0}\n" \
+              "@@ -1 +1 @@\n-a\n+b\n"
+    with pytest.raises(PatchError, match="line 1: empty or invalid path"):
+        scan((section.format("") + section.format("src/a.py")).encode())
 
 
 def test_a_traditional_header_after_git_hunks_is_read() -> None:
