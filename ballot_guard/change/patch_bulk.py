@@ -2,9 +2,11 @@
 
 ``ballot_guard.change.from_patch`` reads any diff line by line; for the common case, a
 patch made of ``diff --git`` sections only, this module gets the same files
-from a handful of C-speed passes (byte counts, three regular expressions),
-leaving Python one short step per file.  It returns None whenever the patch
-is not clean, and the line reading takes over.
+from a handful of C-speed passes (byte counts, three regular expressions):
+when every section has one of the shapes ``git diff`` writes for a modified,
+new or deleted file, one match each and no Python step per file (``common``),
+else one short step per file.  It returns None whenever the patch is not
+clean, and the line reading takes over.
 
 Why the bulk check is enough.  git's parser (``git apply --numstat``, run on
 the same bytes first) makes each hunk consume exactly the lines its
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import re
 from itertools import repeat, starmap
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Any, cast
 
 from ballot_guard.change.patch_lines import fast_section, p0_paths, record_changes
@@ -41,6 +43,22 @@ _FILE = re.compile(rb"\ndiff --git ([^\n]*)((?:\n" + _EXT_WORDS + rb"[^\n]*)*)"
                    rb"(?:(\n)--- ([^\n]*)\n\+\+\+ ([^\n]*))?(?=\n(@?))")
 _HUNKS = re.compile(rb"\n@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _BODY_START = re.compile(rb"\n(?=([ +\-\\@\n]))")
+
+_HEX = rb"[0-9a-f]++\.\.[0-9a-f]++"
+# One section of a common shape (see ``_simple``), each in one match: the name; the mode
+# of an "index A..B MODE" line; or a new or deleted file's mode line (its kind's first
+# letter captured) and its "index A..B" line; the ---/+++ pair its kind gives, if there
+# is one.  The lines' "\n"s stand for the index line and the pair (one-byte captures
+# cost no allocation).  With no pair, neither a hunk (the line reading refuses a hunk
+# after other text) nor a "--- " line (another pair, left to ``_simple``) may follow.
+# The name is taken shortest first ("a/x b/x b/x b/x" can only be "x b/x": the line
+# ends after the second copy).
+_COMMON = re.compile(
+    rb"\ndiff --git a/([^\n\"]+?) b/\1\n"
+    rb"(?:index " + _HEX + rb" ([0-7]{6})"
+    rb"|((?:(n)ew|(d)eleted) file mode [0-7]{6})(?:(\n)index " + _HEX + rb")?)"
+    rb"(?:(\n)--- (?(4)/dev/null|a/\1)\n\+\+\+ (?(5)/dev/null|b/\1)|(?!\n@|\n--- ))"
+    rb"(?=\n|\Z)")
 
 
 def _clean(region: bytes, files: list[tuple[bytes, ...]]) -> bool:
@@ -97,6 +115,14 @@ def _plain_names(names: list[bytes]) -> list[str] | None:
 
 
 _MODES = {m.encode(): m for m in ("100644", "100755", "120000", "160000")}
+# A record's head (status,) and tail (old path, modes, ids) by what _COMMON captured:
+# the mode of an index line, or a new or deleted file's mode line.
+_KINDS = [(key, status, old, new) for m in _MODES.values()
+          for key, status, old, new in ((m.encode(), "M", m, m),
+                                        (b"new file mode " + m.encode(), "A", None, m),
+                                        (b"deleted file mode " + m.encode(), "D", m, None))]
+_HEAD = {key: (status,) for key, status, _, _ in _KINDS}
+_TAIL = {key: (None, old, new, None, None) for key, _, old, new in _KINDS}
 _NEW, _DELETED, _INDEX = b"\nnew file mode ", b"\ndeleted file mode ", b"\nindex "
 
 
@@ -154,6 +180,9 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
     ``p0``: as in ``ballot_guard.change.patch_lines`` (the common ``a/X b/X`` sections
     give none)."""
 
+    records = common(data)
+    if records is not None:
+        return records
     if not data.startswith(b"diff --git "):
         return None
     region = b"\n" + (data[:-1] if data.endswith(b"\n") else data)
@@ -195,3 +224,32 @@ def read(data: bytes, p0: list[str] | None = None) -> list[FileChange] | None:
     if p0 is not None:
         p0_paths(found, p0)
     return changes
+
+
+def common(data: bytes) -> list[FileChange] | None:
+    """``read``'s result when every section has a common shape (``_simple``), each taken
+    by one match of ``_COMMON``, and the hunks add up; else None (``read`` then goes
+    section by section).  The same records, with no Python step per section.
+
+    A section whose ---/+++ pair names other files is no match (a "--- " line follows
+    the header block ``_COMMON`` took): the patch then goes section by section, where
+    that pair is counted as a pair."""
+    if not data.startswith(b"diff --git "):
+        return None
+    region = b"\n" + (data[:-1] if data.endswith(b"\n") else data)
+    shapes = _COMMON.findall(region)
+    gits = len(shapes)
+    if not gits or gits != region.count(b"\ndiff --git "):
+        return None
+    names, index_modes, mode_lines, _, _, indexes, pairs = zip(*shapes, strict=True)
+    keys = list(map(add, index_modes, mode_lines))  # one of the two is b""
+    ext = gits + gits - indexes.count(b"")
+    if None in map(_HEAD.get, keys) or not _adds_up(region, gits, ext,
+                                                  gits - pairs.count(b"")):
+        return None
+    paths = _plain_names(list(names))
+    if paths is None:
+        return None
+    return list(map(tuple.__new__, repeat(FileChange),
+                    map(add, map(add, map(_HEAD.__getitem__, keys), zip(paths)),
+                        map(_TAIL.__getitem__, keys))))

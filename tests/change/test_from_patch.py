@@ -342,6 +342,28 @@ def test_bulk_reading_equals_line_reading(
             and not any(b.startswith(("diff --git", "index", "@@")) for _, _, hunks in sections
                         for body, _ in hunks for b in body):
         assert bulk is not None, "a clean git diff of common shapes is read in bulk"
+        assert patch_bulk.common(data) == slow  # in one match per section
+
+
+_CLEAN_BODY = st.lists(st.sampled_from([" ctx", "-old", "+new", "", "--- a/properties/x",
+                                        "+++ b/properties/x", "-- ../../up",
+                                        "\\ No newline at end of file"]), max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sections=st.lists(st.tuples(
+    st.sampled_from(["src/a.py", "properties/t.py", "b c.txt", "x b/x", "a b/c.py"]),
+    st.sampled_from(sorted(COMMON)),
+    st.lists(st.tuples(_CLEAN_BODY, st.just(0)), max_size=3)), min_size=1, max_size=6))
+def test_common_shapes_are_read_in_one_match_each(
+        sections: list[tuple[str, str, list[tuple[list[str], int]]]]) -> None:
+    """A clean git diff of common shapes: read in one match per section, as the line
+    reading reads it."""
+    data = _patch([(n, shape, [] if shape in ("no pair", "binary") else hunks)
+                   for n, shape, hunks in sections], "")
+    slow = _slow(data)
+    assert patch_bulk.common(data) == slow
+    assert patch_bulk.read(data) == slow
 
 
 @pytest.mark.parametrize("header", [
