@@ -38,6 +38,8 @@ _SHOWN = 20
 _SPECIALS = b".=[\"'/\\@_"
 _SPECIAL_LINE = re.compile(rb"\n\+(?!\+\+ )[^\n.=\[\"'/\\@_]*+[.=\[\"'/\\@_]")
 _WORDS = (b"import", b"exec", b"eval", b"compile")
+# A "+++ " line right after a "--- " line: a header's (the empty group: no allocation).
+_HEADER_PLUS = re.compile(rb"\n--- [^\n]*+\n\+\+\+ ()")
 
 
 class Located(NamedTuple):
@@ -48,9 +50,15 @@ class Located(NamedTuple):
 def _quiet(text: bytes) -> bool:
     """Whether the added lines of a diff of new files cannot hold a finding: none holds
     one of ``_SPECIALS``, and none of ``_WORDS`` stands anywhere in the diff (a word in
-    a header only means the files are read).  Two C-level passes, no copy."""
-    return _SPECIAL_LINE.search(b"\n" + text if text[:1] == b"+" else text) is None and \
-        not any(w in text for w in _WORDS)
+    a header only means the files are read).  The added lines that read ``++ ...`` (a
+    ``+++ `` line that is no header: it does not follow a ``--- `` line; in a diff of
+    new files no removed line can stand before it) are not looked into: with one, the
+    files are read.  C-level passes, no copy (but of a diff that starts with ``+`` or
+    ``-``)."""
+    if text[:1] in (b"+", b"-"):
+        text = b"\n" + text
+    return text.count(b"\n+++ ") == len(_HEADER_PLUS.findall(text)) and \
+        _SPECIAL_LINE.search(text) is None and not any(w in text for w in _WORDS)
 
 
 _GREP_WORDS = "import|exec|eval|compile"

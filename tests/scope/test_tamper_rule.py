@@ -185,7 +185,8 @@ def test_the_first_scan_never_clears_a_technique(name: str) -> None:
     """The scan that lets a patch of new files through unread must not pass any technique
     (as a new file's added lines, however deep in a function)."""
     source = TECHNIQUES[name][0]
-    for body in (source, "".join("    " + ln + "\n" for ln in source.splitlines())):
+    for body in (source, "".join("    " + ln + "\n" for ln in source.splitlines()),
+                 "".join("++ " + ln + "\n" for ln in source.splitlines())):  # "+++ " lines
         lines = body.splitlines()
         diff = ("diff --git a/src/n.py b/src/n.py\nnew file mode 100644\n--- /dev/null\n"
                 f"+++ b/src/n.py\n@@ -0,0 +1,{len(lines)} @@\n"
@@ -193,6 +194,20 @@ def test_the_first_scan_never_clears_a_technique(name: str) -> None:
         assert not _quiet(diff), body
     assert _quiet(b"diff --git a/src/n.py b/src/n.py\nnew file mode 100644\n--- /dev/null\n"
                   b"+++ b/src/n.py\n@@ -0,0 +1,2 @@\n+def f1():\n+    return 1\n")
+
+
+def test_a_tamper_on_an_added_line_that_reads_like_a_header_is_found(repo: Repo,
+                                                                      tmp_path: Path) -> None:
+    """``++ (...)`` is Python (two unary plus): its patch line starts ``+++ `` as a header's
+    does, and must be read all the same."""
+    adopt(repo)
+    patch = tmp_path / "new.diff"
+    patch.write_text("diff --git a/src/n.py b/src/n.py\nnew file mode 100644\n"
+                     "index 0000000..1111111\n--- /dev/null\n+++ b/src/n.py\n@@ -0,0 +1 @@\n"
+                     '+++ (setattr(__builtins__, "sorted", list) or 1)\n')
+    res = run_cli(["scope", "--patch", str(patch), "--agent"], repo.path)
+    assert res.code == 1
+    assert f"rule 5: src/n.py:1: patches builtins.sorted through setattr(): {WHY}" in res.out
 
 
 @pytest.mark.parametrize("worktree", ["same", "innocent", "missing", "link"])
