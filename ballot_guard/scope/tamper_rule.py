@@ -5,8 +5,8 @@ The lines a change adds to behaviour ``.py`` files are read as one unified diff
 for a commit, the patch itself for a patch file).  A quick scan first: a new file
 whose text holds none of the characters and words a finding needs cannot hold a
 finding (one ``git grep`` for a staged change or a commit, one regular-expression
-pass over a patch's added lines), so a change adding plain new files reads none.  Otherwise the
-diff is read with ``unidiff`` and every file is parsed whole with ``ast``
+pass over a patch's added lines), so a change adding plain new files reads none.  Otherwise
+the diff is read with ``unidiff`` and every file is parsed whole with ``ast``
 (``ballot_guard.scope.tamper``:
 the new file from the index or the commit; for a patch, HEAD's file with the
 hunks applied, or the hunks alone when they do not fit), and findings on added
@@ -36,8 +36,12 @@ _SHOWN = 20
 # builtin the analysis flags when called by name (``exec(s)``), or ``import`` (an alias
 # of a module is bound by one).
 _SPECIALS = b".=[\"'/\\@_"
-_SPECIAL_LINE = re.compile(rb"\n\+(?!\+\+ )[^\n.=\[\"'/\\@_]*+[.=\[\"'/\\@_]")
 _WORDS = (b"import", b"exec", b"eval", b"compile")
+# An added line (not "+++ ") that holds one of _SPECIALS or _WORDS, in one pass: the line
+# is taken a run of other characters at a time, or an "i", "e" or "c" that starts no word.
+_SUSPECT_LINE = re.compile(
+    rb"\n\+(?!\+\+ )(?:[^\n.=\[\"'/\\@_iec]++|i(?!mport)|e(?!xec|val)|c(?!ompile))*+"
+    rb"(?:[.=\[\"'/\\@_]|import|exec|eval|compile)")
 # A "+++ " line right after a "--- " line: a header's (the empty group: no allocation).
 _HEADER_PLUS = re.compile(rb"\n--- [^\n]*+\n\+\+\+ ()")
 
@@ -49,16 +53,16 @@ class Located(NamedTuple):
 
 def _quiet(text: bytes) -> bool:
     """Whether the added lines of a diff of new files cannot hold a finding: none holds
-    one of ``_SPECIALS``, and none of ``_WORDS`` stands anywhere in the diff (a word in
-    a header only means the files are read).  The added lines that read ``++ ...`` (a
+    one of ``_SPECIALS`` or ``_WORDS`` (the files' text is their added lines; a word
+    elsewhere, in a header, is not theirs).  The added lines that read ``++ ...`` (a
     ``+++ `` line that is no header: it does not follow a ``--- `` line; in a diff of
     new files no removed line can stand before it) are not looked into: with one, the
-    files are read.  C-level passes, no copy (but of a diff that starts with ``+`` or
-    ``-``)."""
+    files are read.  Three C-level passes, no copy (but of a diff that starts with
+    ``+`` or ``-``)."""
     if text[:1] in (b"+", b"-"):
         text = b"\n" + text
     return text.count(b"\n+++ ") == len(_HEADER_PLUS.findall(text)) and \
-        _SPECIAL_LINE.search(text) is None and not any(w in text for w in _WORDS)
+        _SUSPECT_LINE.search(text) is None
 
 
 _GREP_WORDS = "import|exec|eval|compile"

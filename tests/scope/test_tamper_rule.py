@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ballot_guard.scope.tamper_rule import _FROM_CHECKOUT, _quiet
 from testing.helpers import Repo, adopted_repo, init_repo, run_cli
@@ -194,6 +196,24 @@ def test_the_first_scan_never_clears_a_technique(name: str) -> None:
         assert not _quiet(diff), body
     assert _quiet(b"diff --git a/src/n.py b/src/n.py\nnew file mode 100644\n--- /dev/null\n"
                   b"+++ b/src/n.py\n@@ -0,0 +1,2 @@\n+def f1():\n+    return 1\n")
+
+
+_PIECES = st.sampled_from(["x", " ", "i", "e", "c", "imp", "ort", "ex", "ec", "ev", "al",
+                            "comp", "ile", "+", "++ ", "(", ")", ":", "#", *"._=[\"'/\\@"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.lists(_PIECES, max_size=8).map("".join), min_size=1, max_size=6))
+def test_the_first_scan_clears_new_files_exactly_when_no_added_line_can_hold_a_finding(
+        lines: list[str]) -> None:
+    """Quiet when no added line holds a special character or a word, and none reads like a
+    header (``++ ...``); otherwise the files are read."""
+    diff = ("diff --git a/src/n.py b/src/n.py\nnew file mode 100644\nindex 0000000..1111111\n"
+            f"--- /dev/null\n+++ b/src/n.py\n@@ -0,0 +1,{len(lines)} @@\n"
+            + "".join(f"+{ln}\n" for ln in lines)).encode()
+    suspect = any(ln.startswith("++ ") or any(c in ln for c in "._=[\"'/\\@")
+                  or any(w in ln for w in ("import", "exec", "eval", "compile")) for ln in lines)
+    assert _quiet(diff) is not suspect
 
 
 def test_a_tamper_on_an_added_line_that_reads_like_a_header_is_found(repo: Repo,
