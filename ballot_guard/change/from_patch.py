@@ -104,13 +104,24 @@ _RECORDS = re.compile(r"(?:[^\t\0]*\t[^\t\0]*\t[^\0]*\0)*")
 _RECORD_PATH = re.compile(r"[^\t\0]*\t[^\t\0]*\t([^\0]*)\0")
 
 
-def _numstat_paths(out: bytes, known: set[str] | frozenset[str]) -> list[str]:
+def _numstat_raw_paths(out: bytes) -> list[str]:
+    """The paths of git's numstat records as written (fsdecoded, not normalised)."""
     text = out.decode(FS_ENCODING, FS_ERRORS)  # as os.fsdecode, in one call
-    whole = _RECORDS.match(text)
-    if whole is None or whole.end() != len(text):
+    paths = _RECORD_PATH.findall(text)
+    # Each match ends at a NUL and none holds one, and a record of fewer than two tabs
+    # holds no match: one match per NUL, the last at the end, is every record read.
+    if len(paths) != text.count("\0") or text[-1:] not in ("", "\0"):
+        whole = _RECORDS.match(text)
         bad = text[whole.end() if whole else 0:]
         raise PatchError(f"unexpected git apply --numstat output {bad[:80]!r}")
-    paths = _RECORD_PATH.findall(text)
+    return paths
+
+
+def _numstat_paths(out: bytes, known: set[str] | frozenset[str]) -> list[str]:
+    return _known_or_normal(_numstat_raw_paths(out), known)
+
+
+def _known_or_normal(paths: list[str], known: set[str] | frozenset[str]) -> list[str]:
     unknown = set(paths).difference(known)
     if not unknown:
         return paths  # every one already read (and normalised) by our own reading
@@ -146,12 +157,14 @@ def files(root: str, data: bytes, p0: list[str] | None = None) -> tuple[FileChan
     res = reading.result()
     if not scanned:
         raise PatchError("no diff found in the patch")
-    out = _numstat_out(res)
+    raw = _numstat_raw_paths(_numstat_out(res))
+    if raw == list(map(itemgetter(1), scanned)):
+        return tuple(scanned)  # the usual case: git read the same files, in the same order
 
     result = list(scanned)
     seen = set(map(itemgetter(1), scanned)) | set(map(itemgetter(2), scanned))
     seen.discard(None)
-    gits = _numstat_paths(out, seen)
+    gits = _known_or_normal(raw, seen)
     if seen.issuperset(gits):
         return tuple(result)  # the usual case: git found nothing we had not
     for path in gits:

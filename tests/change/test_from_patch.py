@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ballot_guard.change import patch_bulk
-from ballot_guard.change.from_patch import PatchError, files, numstat, scan, unquote
+from ballot_guard.change.from_patch import (
+    PatchError,
+    _numstat_raw_paths,
+    files,
+    numstat,
+    scan,
+    unquote,
+)
 from ballot_guard.change.patch_lines import p0_paths, record_changes, scan_lines
 from ballot_guard.change.raw_diff import FileChange
 from ballot_guard.errors import CannotJudge
@@ -438,3 +445,17 @@ def test_any_input_is_read_or_refused_cleanly(lines: list[str], crlf: bool) -> N
     for f in got:
         assert f.path and not f.path.startswith("/") and not f.path.startswith("../")
         assert f.old_path is None or not f.old_path.startswith(("/", "../"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(records=st.lists(st.text(st.sampled_from("1-\t\tab c"), max_size=8), max_size=5),
+       tail=st.sampled_from(["", "", "x", "1\t2\tx"]))
+def test_git_numstat_records_are_read_whole_or_refused(records: list[str], tail: str) -> None:
+    """git's ``apply --numstat -z`` records (added, deleted, path; the path may hold tabs)
+    give their paths; output of any other form is refused, never half read."""
+    out = "".join(f"{r}\0" for r in records) + tail
+    if tail or any(r.count("\t") < 2 for r in records):
+        with pytest.raises(PatchError, match="unexpected git apply --numstat output"):
+            _numstat_raw_paths(out.encode())
+        return
+    assert _numstat_raw_paths(out.encode()) == [r.split("\t", 2)[2] for r in records]
