@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from operator import itemgetter
 
 from ballot_guard import git
@@ -185,6 +183,9 @@ class Applied:
     def snapshot(self) -> git.Snapshot:
         if self._snapshot is not None:
             return self._snapshot
+        # lazy: patch snapshot - tempfile (with random) about 2 ms of imports, only when a
+        # rule needs the patch applied (most patches are judged by their paths alone)
+        import tempfile  # noqa: PLC0415
 
         self._dir = tempfile.mkdtemp(prefix="ballot-guard-patch-")
         index = os.path.join(self._dir, "index")
@@ -203,5 +204,9 @@ class Applied:
 
     def close(self) -> None:
         if self._dir is not None:
+            # lazy: patch snapshot - shutil (with bz2, lzma) about 2.4 ms of imports, only
+            # when snapshot() made the directory
+            import shutil  # noqa: PLC0415
+
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
