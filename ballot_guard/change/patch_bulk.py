@@ -23,7 +23,7 @@ body.  Every name then stands in a section's header block, read below.
 from __future__ import annotations
 
 import re
-from itertools import repeat, starmap
+from itertools import compress, repeat, starmap
 from operator import add, itemgetter
 from typing import Any, cast
 
@@ -52,13 +52,14 @@ _HEX = rb"[0-9a-f]++\.\.[0-9a-f]++"
 # cost no allocation).  With no pair, neither a hunk (the line reading refuses a hunk
 # after other text) nor a "--- " line (another pair, left to ``_simple``) may follow.
 # The name is taken shortest first ("a/x b/x b/x b/x" can only be "x b/x": the line
-# ends after the second copy).
+# ends after the second copy).  The first hunk header after the pair is taken too (its
+# counts, as _HUNKS gives them): when every file has one hunk, _HUNKS has no pass to make.
 _COMMON = re.compile(
     rb"\ndiff --git a/([^\n\"]+?) b/\1\n"
     rb"(?:index " + _HEX + rb" ([0-7]{6})"
     rb"|((?:(n)ew|(d)eleted) file mode [0-7]{6})(?:(\n)index " + _HEX + rb")?)"
-    rb"(?:(\n)--- (?(4)/dev/null|a/\1)\n\+\+\+ (?(5)/dev/null|b/\1)|(?!\n@|\n--- ))"
-    rb"(?=\n|\Z)")
+    rb"(?:(\n)--- (?(4)/dev/null|a/\1)\n\+\+\+ (?(5)/dev/null|b/\1)"
+    rb"(?:(\n)@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@|(?=\n|\Z))|(?!\n@|\n--- )(?=\n|\Z))")
 
 
 def _clean(region: bytes, files: list[tuple[bytes, ...]]) -> bool:
@@ -72,11 +73,15 @@ def _clean(region: bytes, files: list[tuple[bytes, ...]]) -> bool:
     return _adds_up(region, len(files), ext, pairs)
 
 
-def _adds_up(region: bytes, gits: int, ext: int, pairs: int) -> bool:
+def _adds_up(region: bytes, gits: int, ext: int, pairs: int,
+             heads: list[tuple[bytes, bytes]] | None = None) -> bool:
     """Whether every line of ``region`` is a ``diff --git`` line (``gits`` of them), one
     of the ``ext`` extended header lines of the header blocks, a ``Binary files`` line, a
     hunk header or a body line, and the hunks' headers announce every body line but the
-    ``pairs`` ``---``/``+++`` pairs that directly follow header blocks (module doc)."""
+    ``pairs`` ``---``/``+++`` pairs that directly follow header blocks (module doc).
+
+    ``heads``: the counts of hunk headers already read, as ``_HUNKS`` gives them; when
+    they are as many as the lines that start with "@", they are all, else all are read."""
     total = region.count(b"\n")
     # The first byte of every body line in one C-level pass (faster than five counts
     # of two-byte needles), counted by kind.
@@ -89,9 +94,10 @@ def _adds_up(region: bytes, gits: int, ext: int, pairs: int) -> bool:
     binary = region.count(b"\nBinary files ")
     if context + minus + plus + marks + ats + gits + binary + ext + empty != total:
         return False  # garbage, binary data, CRLF, a preamble: read line by line
-    heads = _HUNKS.findall(region)
-    if len(heads) != ats:
-        return False
+    if heads is None or len(heads) != ats:
+        heads = _HUNKS.findall(region)
+        if len(heads) != ats:
+            return False
 
     old = _line_total(list(map(itemgetter(0), heads)))
     new = _line_total(list(map(itemgetter(1), heads)))
@@ -115,14 +121,12 @@ def _plain_names(names: list[bytes]) -> list[str] | None:
 
 
 _MODES = {m.encode(): m for m in ("100644", "100755", "120000", "160000")}
-# A record's head (status,) and tail (old path, modes, ids) by what _COMMON captured:
-# the mode of an index line, or a new or deleted file's mode line.
-_KINDS = [(key, status, old, new) for m in _MODES.values()
-          for key, status, old, new in ((m.encode(), "M", m, m),
-                                        (b"new file mode " + m.encode(), "A", None, m),
-                                        (b"deleted file mode " + m.encode(), "D", m, None))]
-_HEAD = {key: (status,) for key, status, _, _ in _KINDS}
-_TAIL = {key: (None, old, new, None, None) for key, _, old, new in _KINDS}
+# A record's status and modes by what _COMMON captured: the mode of an index line, or a
+# new or deleted file's mode line.
+_KINDS = {key: kind for m in _MODES.values()
+          for key, kind in ((m.encode(), ("M", m, m)),
+                            (b"new file mode " + m.encode(), ("A", None, m)),
+                            (b"deleted file mode " + m.encode(), ("D", m, None)))}
 _NEW, _DELETED, _INDEX = b"\nnew file mode ", b"\ndeleted file mode ", b"\nindex "
 
 
@@ -239,17 +243,22 @@ def common(data: bytes) -> list[FileChange] | None:
     region = b"\n" + (data[:-1] if data.endswith(b"\n") else data)
     shapes = _COMMON.findall(region)
     gits = len(shapes)
-    if not gits or gits != region.count(b"\ndiff --git "):
+    if not gits:
         return None
-    names, index_modes, mode_lines, _, _, indexes, pairs = zip(*shapes, strict=True)
+    # A "diff --git" line that starts no match stands in no line count: no need to count
+    # them, the hunks cannot add up.
+    names, index_modes, mode_lines, _, _, indexes, pairs, hunks, olds, news = zip(
+        *shapes, strict=True)
     keys = list(map(add, index_modes, mode_lines))  # one of the two is b""
     ext = gits + gits - indexes.count(b"")
-    if None in map(_HEAD.get, keys) or not _adds_up(region, gits, ext,
-                                                  gits - pairs.count(b"")):
+    heads = list(compress(zip(olds, news, strict=True), hunks))
+    kinds = list(map(_KINDS.get, keys))
+    if None in kinds or not _adds_up(region, gits, ext, gits - pairs.count(b""), heads):
         return None
     paths = _plain_names(list(names))
     if paths is None:
         return None
-    return list(map(tuple.__new__, repeat(FileChange),
-                    map(add, map(add, map(_HEAD.__getitem__, keys), zip(paths)),
-                        map(_TAIL.__getitem__, keys))))
+    new_tuple = tuple.__new__
+    return [new_tuple(FileChange, (status, path, None, old_mode, new_mode, None, None))
+            for path, (status, old_mode, new_mode) in zip(
+                paths, cast("list[tuple[str, str | None, str | None]]", kinds), strict=True)]

@@ -291,7 +291,8 @@ _NAMES = ["src/a.py", "properties/t.py", "b c.txt", "x b/x", "a b/c.py", 'q"x', 
 
 def _patch(sections: list[tuple[str, str, list[tuple[list[str], int]]]], extra: str) -> bytes:
     """git sections of the given shapes; each hunk's header counts its body's lines, its
-    old count off by the number given; ``extra`` after each section."""
+    old count off by the number given, and names a function after an odd body; ``extra``
+    after each section."""
     out = []
     for name, shape, hunks in sections:
         ext, minus, plus = _SHAPES[shape]
@@ -304,7 +305,8 @@ def _patch(sections: list[tuple[str, str, list[tuple[list[str], int]]]], extra: 
         for body, off in hunks:
             old = sum(1 for b in body if b[:1] in (" ", "-", "")) + off
             new = sum(1 for b in body if b[:1] in (" ", "+", ""))
-            out.append(f"@@ -1,{old} +1,{new} @@\n" + "".join(f"{b}\n" for b in body))
+            where = " def f(x):" if len(body) % 2 else ""  # the function a hunk is in
+            out.append(f"@@ -1,{old} +1,{new} @@{where}\n" + "".join(f"{b}\n" for b in body))
         out.append(extra)
     return "".join(out).encode()
 
