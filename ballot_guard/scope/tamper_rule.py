@@ -37,13 +37,14 @@ _SHOWN = 20
 # of a module is bound by one).
 _SPECIALS = b".=[\"'/\\@_"
 _WORDS = (b"import", b"exec", b"eval", b"compile")
+# The first scan's patterns, compiled on first use (re's cache): the commit-time path,
+# which imports this module, never scans a patch.
 # An added line (not "+++ ") that holds one of _SPECIALS or _WORDS, in one pass: the line
 # is taken a run of other characters at a time, or an "i", "e" or "c" that starts no word.
-_SUSPECT_LINE = re.compile(
-    rb"\n\+(?!\+\+ )(?:[^\n.=\[\"'/\\@_iec]++|i(?!mport)|e(?!xec|val)|c(?!ompile))*+"
-    rb"(?:[.=\[\"'/\\@_]|import|exec|eval|compile)")
+_SUSPECT_LINE = (rb"\n\+(?!\+\+ )(?:[^\n.=\[\"'/\\@_iec]++|i(?!mport)|e(?!xec|val)|c(?!ompile))*+"
+                 rb"(?:[.=\[\"'/\\@_]|import|exec|eval|compile)")
 # A "+++ " line right after a "--- " line: a header's (the empty group: no allocation).
-_HEADER_PLUS = re.compile(rb"\n--- [^\n]*+\n\+\+\+ ()")
+_HEADER_PLUS = rb"\n--- [^\n]*+\n\+\+\+ ()"
 
 
 class Located(NamedTuple):
@@ -61,8 +62,8 @@ def _quiet(text: bytes) -> bool:
     ``+`` or ``-``)."""
     if text[:1] in (b"+", b"-"):
         text = b"\n" + text
-    return text.count(b"\n+++ ") == len(_HEADER_PLUS.findall(text)) and \
-        _SUSPECT_LINE.search(text) is None
+    return text.count(b"\n+++ ") == len(re.findall(_HEADER_PLUS, text)) and \
+        re.search(_SUSPECT_LINE, text) is None
 
 
 _GREP_WORDS = "import|exec|eval|compile"
