@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -19,6 +20,8 @@ from ballot_guard.errors import CannotJudge
 
 if TYPE_CHECKING:
     from hashlib import _Hash
+if sys.platform == "linux":
+    import fcntl
 
 # Options that make git's behaviour independent of the user's config where it
 # matters for judging (no fsmonitor hook process, raw paths, and no replace refs:
@@ -113,15 +116,21 @@ def _memory_file(data: bytes) -> int:
     return fd
 
 
+# Linux's default most for an unprivileged pipe (/proc/sys/fs/pipe-max-size): git's
+# numstat of a 20,000-file patch is 440 KB; through 64 KiB, result() waited 5-15 ms.
+_PIPE_SIZE = 1 << 20
+
+
 class Background:
     """``git <args>`` started now and read later (``result()``), fed ``input`` at once.
 
     The input waits in an unnamed file that git reads as its stdin (the bytes
     judged here are the bytes git reads: nobody else can reach that file); this
     process works on something else while git runs on another core, and
-    ``result()`` collects what git wrote (git waits on a full pipe meanwhile,
-    which costs it nothing).  No thread pumps the pipes, so the two share the
-    machine's cores, not one interpreter lock.
+    ``result()`` collects what git wrote.  On Linux git's stdout pipe is widened
+    (``_PIPE_SIZE``) so that git writes all it has and exits meanwhile, instead of
+    waiting on a full 64 KiB pipe until ``result()`` reads it.  No thread pumps the
+    pipes, so the two share the machine's cores, not one interpreter lock.
     """
 
     def __init__(self, args: Sequence[str], *, cwd: str, input: bytes) -> None:
@@ -135,6 +144,11 @@ class Background:
             raise CannotJudge(f"not a directory: {cwd}") from exc
         finally:
             os.close(source)
+        if sys.platform == "linux" and self._proc.stdout is not None:
+            try:
+                fcntl.fcntl(self._proc.stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
+            except OSError:
+                pass  # over the system's limit or the user's pipe quota: 64 KiB it stays
 
     def result(self) -> Result:
         """Wait for git; its exit code and everything it wrote."""

@@ -461,3 +461,17 @@ def test_git_numstat_records_are_read_whole_or_refused(records: list[str], tail:
             _numstat_raw_paths(out.encode())
         return
     assert _numstat_raw_paths(out.encode()) == [r.split("\t", 2)[2] for r in records]
+
+
+def test_a_patch_whose_numstat_outgrows_a_pipe_is_read_whole(repo: Repo) -> None:
+    """git's numstat of 1,500 new files (more than a 64 KiB pipe holds) is read to its end,
+    every file named once, as our reading names them."""
+    repo.write("seed", "x\n")
+    repo.commit_all("seed")
+    for i in range(1500):  # numstat records of 53 bytes: 79,500 in all
+        repo.write(f"src/many/module_with_a_rather_long_name_{i:05d}.py", f"V = {i}\n")
+    repo.stage()
+    data = repo.git("diff", "--cached").encode()
+    got = files(str(repo.path), data)
+    assert len(numstat(str(repo.path), data)) == len(got) == 1500
+    assert [f.path for f in got] == [f.path for f in scan(data)]
