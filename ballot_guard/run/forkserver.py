@@ -930,9 +930,8 @@ class _Hold:
             real = _REALPATH(path)
             if real.startswith(top) and not real.startswith(env):
                 self.early.append(name)
-        if self.ready_fd is not None:
-            self.warm()
         if self.ready_fd is not None:  # held: whether project code ran before this point,
+            self.warm()
             ready, self.ready_fd = self.ready_fd, None  # and the CPU its preparation took
             spent = os.times()
             try:
@@ -1619,8 +1618,8 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
                 pass
     except Exception:  # noqa: BLE001
         pass
-    for name in ("hypothesis", "hypothesis.core", "_hypothesis_pytestplugin")[
-            0 if hypothesis else 2:]:
+    for name in (*(("hypothesis", "hypothesis.core") if hypothesis else ()),
+                 "_hypothesis_pytestplugin"):
         try:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - no Hypothesis in this environment
