@@ -354,7 +354,7 @@ try:  # a keeper reports the CPU its run used (POSIX)
 except ImportError:  # pragma: no cover - no fork there either: no keeper
     resource = None  # type: ignore[assignment]
 from operator import attrgetter, is_not  # noqa: E402
-from types import FunctionType  # noqa: E402
+from types import FunctionType, ModuleType  # noqa: E402
 
 _CODE, _DEFAULTS, _KWDEFAULTS = (attrgetter("__code__"), attrgetter("__defaults__"),
                                  attrgetter("__kwdefaults__"))
@@ -402,7 +402,12 @@ class _Functions:
     def __init__(self) -> None:
         self.funcs: list[FunctionType] = []
         self.ids: set[int] = set()
-        self._take()
+        self.codes: tuple[Any, ...] = ()
+        self.defaults: tuple[Any, ...] = ()
+        self.kwdefaults: tuple[Any, ...] = ()
+        self.kw: list[tuple[FunctionType, dict[str, Any], tuple[Any, ...]]] = []
+        self.cells: list[tuple[FunctionType, Any]] = []
+        self.contents: tuple[Any, ...] = ()
 
     def add(self, values: Any) -> None:
         kinds, ids, funcs = _FUNCTION_KINDS, self.ids, self.funcs
@@ -417,15 +422,22 @@ class _Functions:
                     ids.add(id(f))
                     funcs.append(f)
 
-    def _take(self) -> None:
-        funcs = self.funcs
-        self.codes = tuple(map(_CODE, funcs))
-        self.defaults = tuple(map(_DEFAULTS, funcs))
-        self.kwdefaults = tuple(map(_KWDEFAULTS, funcs))
-        self.kw = [(f, d, tuple(d.values())) for f, d in zip(funcs, self.kwdefaults, strict=True)
-                   if d]
-        self.cells = [(f, c) for f in funcs for c in f.__closure__ or ()]
-        self.contents = tuple(_cell(c) for _, c in self.cells)
+    def _take(self, start: int = 0) -> None:
+        """What the functions are now: all of them, or only those from ``start`` on
+        (added since the rest were taken, which stay as they were)."""
+        funcs = self.funcs[start:]
+        codes = tuple(map(_CODE, funcs))
+        defaults = tuple(map(_DEFAULTS, funcs))
+        kwdefaults = tuple(map(_KWDEFAULTS, funcs))
+        kw = [(f, d, tuple(d.values())) for f, d in zip(funcs, kwdefaults, strict=True) if d]
+        cells = [(f, c) for f in funcs for c in f.__closure__ or ()]
+        contents = tuple(_cell(c) for _, c in cells)
+        if start:
+            codes, defaults, kwdefaults = (self.codes + codes, self.defaults + defaults,
+                                           self.kwdefaults + kwdefaults)
+            kw, cells, contents = self.kw + kw, self.cells + cells, self.contents + contents
+        self.codes, self.defaults, self.kwdefaults = codes, defaults, kwdefaults
+        self.kw, self.cells, self.contents = kw, cells, contents
 
     def changed(self) -> list[str]:
         """Each function whose code, defaults or closure changed, by its full name."""
@@ -452,8 +464,10 @@ class _Functions:
         changed = self.changed()
         before = len(self.funcs)
         self.add(new_values)
-        if changed or len(self.funcs) != before:
+        if changed:
             self._take()
+        elif len(self.funcs) != before:
+            self._take(before)
         return changed
 
 
@@ -592,11 +606,14 @@ class _Integrity:
         self.spaces = spaces
         replaced += (n for n in self.functions.rebase(fresh) if n not in replaced)
         getters = []
-        for label, get, _then in self.getters:
+        for label, get, then in self.getters:
             try:
-                getters.append((label, get, get()))
+                now = get()
             except Exception:  # noqa: BLE001
-                pass
+                continue
+            if label == _SCANS_LABEL and (len(now) != len(then) or any(map(is_not, now, then))):
+                replaced.append(label)  # never set-up: nothing of pytest's changes it
+            getters.append((label, get, now))
         self.getters = getters
         return replaced
 
@@ -797,6 +814,7 @@ class _Plugin:
         """Just before the property is imported: what the judge is from here on."""
         if self.integrity is not None:
             self.replaced.extend(self.integrity.rebase())
+            self.hold.warm = _nothing  # the rebase read all of it in this process
         pm = session.config.pluginmanager
         self.plugins_then = {id(p): p for p in pm.get_plugins()}
         self.hooks_then = _hooks(pm)
@@ -889,6 +907,10 @@ class _Plugin:
         finally:
             _CLOSE(fd)
         _REPLACE(tmp, self.result)
+
+
+def _nothing() -> None:
+    return None
 
 
 class _Hold:
@@ -1068,6 +1090,118 @@ def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None)
         hold.warm = plugin.integrity.changed
     code = _main(pytest, _confined(list(req["args"]), top), [hold, plugin])
     return int(code)
+
+
+# --- the fixtures of the judge's plugins, found once -----------------------------
+#
+# Each run's pytest session starts by looking at every attribute of every plugin
+# for fixture definitions (``FixtureManager.parsefactories``): about 2,300 names a
+# run, 25 ms of a trivial run's CPU, measured, and the same answer every time for
+# the judge's own plugins (pytest's modules, the installed plugins' modules, the
+# classes of pytest's per-session plugins).  The serving parent looks once, on
+# each of those holders as it is before any run, and records what pytest would
+# register; in a run, a holder found here gets the same registrations, in the same
+# order, without the search.  Anything else (a conftest, a plugin of the project,
+# an object whose class has fixtures, another pytest's call) is searched as
+# before.  What was found is an integrity item of its own: a change to it, at any
+# point of a run, is named as a replacement of the judge.
+
+_SCANS: dict[Any, tuple[tuple[tuple[str, Any], ...], ...]] = {}  # holder -> registrations
+_SCANS_LABEL = "pytest's fixture definitions of the judge's plugins"
+# pytest's plugins that are objects made in every session: their classes hold no fixture
+_SESSION_PLUGINS = (("_pytest.terminal", "TerminalReporter"), ("_pytest.capture", "CaptureManager"),
+                    ("_pytest.main", "Session"), ("_pytest.logging", "LoggingPlugin"),
+                    ("_pytest.fixtures", "FixtureManager"), ("_pytest.legacypath",
+                                                             "LegacyTmpdirPlugin"))
+
+
+def _scans_flat() -> tuple[Any, ...]:
+    return tuple(x for k, v in _SCANS.items() for x in (k, v))
+
+
+def _scanned(parse: Callable[..., Any]) -> Callable[..., Any]:
+    """``FixtureManager.parsefactories``, which takes a holder recorded in ``_SCANS``
+    from there."""
+    def parsefactories(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not args and len(kwargs) == 2 and "holder" in kwargs and "node" in kwargs:
+            holder = kwargs["holder"]
+            key = holder if isinstance(holder, (type, ModuleType)) else type(holder)
+            found = _SCANS.get(key)
+            if found is not None and (key is holder or not found):
+                for pairs in found:
+                    self._register_fixture(**dict(pairs), node=kwargs["node"])
+                return None
+        return parse(self, *args, **kwargs)
+
+    parsefactories.__doc__ = parse.__doc__
+    parsefactories.__qualname__ = getattr(parse, "__qualname__", "parsefactories")
+    return parsefactories
+
+
+def _scan_wrap() -> None:
+    """Put ``_scanned`` in place (before the snapshot: it is part of the judge)."""
+    fixtures = sys.modules.get("_pytest.fixtures")
+    manager = getattr(fixtures, "FixtureManager", None)
+    parse = getattr(manager, "parsefactories", None)
+    if manager is None or not callable(parse) or not hasattr(manager, "_register_fixture"):
+        return
+    try:
+        import inspect
+        if "holder" not in inspect.signature(parse).parameters:
+            return  # another pytest: every run searches, as before
+    except (TypeError, ValueError):
+        return
+    manager.parsefactories = _scanned(parse)
+
+
+def _scan_once(pm: Any, modules: list[str]) -> None:
+    """Record what pytest registers for each of the judge's plugins (those the
+    template's plugin manager holds, the installed plugins' modules in ``modules``,
+    the classes of ``_SESSION_PLUGINS``), as it is now."""
+    fixtures = sys.modules.get("_pytest.fixtures")
+    manager = getattr(fixtures, "FixtureManager", None)
+    parse = getattr(getattr(manager, "parsefactories", None), "__closure__", None)
+    if manager is None or not parse:
+        return  # not wrapped: nothing to record for
+    original = next((c.cell_contents for c in parse if callable(c.cell_contents)), None)
+    if original is None:
+        return
+    holders: list[Any] = []
+    for plugin in (pm.get_plugins() if pm is not None else ()):
+        holders.append(plugin if isinstance(plugin, (type, ModuleType)) else type(plugin))
+    for name in modules:
+        mod = sys.modules.get(name)
+        path = getattr(mod, "__file__", None)
+        if isinstance(path, str) and _installed(os.path.abspath(path)):
+            holders.append(mod)
+    for mod_name, cls_name in _SESSION_PLUGINS:
+        holders.append(getattr(sys.modules.get(mod_name), cls_name, None))
+    holders += [_Plugin, _Hold]
+    import warnings
+    node = object()
+    for holder in holders:
+        if holder is None or holder in _SCANS:
+            continue
+        calls: list[dict[str, Any]] = []
+        rec = object.__new__(manager)
+
+        def register(*a: Any, _calls: list[dict[str, Any]] = calls, **kw: Any) -> None:
+            if a:
+                raise TypeError("positional")
+            _calls.append(kw)
+
+        rec._register_fixture = register
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            try:
+                original(rec, holder=holder, node=node)
+            except Exception:  # noqa: BLE001 - left for each run to search
+                continue
+        if warned or set(vars(rec)) != {"_register_fixture"} \
+                or any(kw.get("node") is not node for kw in calls):
+            continue
+        _SCANS[holder] = tuple(tuple((k, v) for k, v in kw.items() if k != "node")
+                               for kw in calls)
 
 
 # --- pytest's first step, done once in the serving parent -----------------------
@@ -1626,6 +1760,7 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
             pass
     _private_bytecode()
     global _SNAPSHOT  # noqa: PLW0603 - the parent's one snapshot, taken at start
+    _scan_wrap()
     snapshot = _SNAPSHOT = _Integrity.take()  # before any installed plugin, the project's own
     names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline"]
     try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
@@ -1650,6 +1785,8 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
     _KEEPING[0] = False
     if template:
         _template(hypothesis)
+    _scan_once(getattr(_TEMPLATE, "pluginmanager", None), names)
+    snapshot._getter(_SCANS_LABEL, _scans_flat)
     # Python's advice for fork without exec: the collector off while the parent loads
     # (``serve``), everything it holds frozen before the first fork, on again for the
     # children, so their collections never touch (and copy) the parent's objects.  No

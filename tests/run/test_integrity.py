@@ -68,6 +68,14 @@ ATTACKS = {
                                            "settings.register_profile('quick', max_examples=1)\n"
                                            "settings.load_profile('quick')\n" + DEDUPE,
                                     "hypothesis._settings.settings._current_profile"),
+    # the fixtures the runner found once in the judge's plugins, emptied: a run would
+    # then search them again; a changed entry would give a fixture of the change's own
+    "the judge's recorded fixtures changed": (TWO, "import _pytest.fixtures\n"
+                                                   "_pytest.fixtures.FixtureManager."
+                                                   "parsefactories.__globals__"
+                                                   "['_SCANS'].clear()\n" + BUGGY,
+                                              "pytest's fixture definitions of the judge's "
+                                              "plugins"),
     "active profile re-registered": (LISTS, "from hypothesis import settings\n"
                                             "name = settings.get_current_profile_name()\n"
                                             "settings.register_profile(name, max_examples=1)\n"
@@ -161,3 +169,20 @@ def test_a_profile_the_oracle_loads_in_its_conftest_is_its_own_choice(project: R
     make_project(project, {"retry": LISTS})
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
+
+
+def test_the_judges_recorded_fixtures_changed_before_collection_are_caught(
+        project: Repo) -> None:
+    """Set-up before collection is accepted (a conftest's profile, above), but not a
+    change to the fixtures the runner found in the judge's plugins: behaviour code a
+    conftest imports empties them before the session starts."""
+    project.write("src/billing/__init__.py",
+                  "import _pytest.fixtures\n"
+                  "_pytest.fixtures.FixtureManager.parsefactories.__globals__"
+                  "['_SCANS'].clear()\n" + BUGGY)
+    project.write("properties/conftest.py", HEAD)
+    make_project(project, {"retry": TWO})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "pytest's fixture definitions of the judge's plugins" in res.out + res.err
+    assert scorecard(project)["properties"]["retry"]["ballot"] == "error"
