@@ -1762,7 +1762,7 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
     global _SNAPSHOT  # noqa: PLW0603 - the parent's one snapshot, taken at start
     _scan_wrap()
     snapshot = _SNAPSHOT = _Integrity.take()  # before any installed plugin, the project's own
-    names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline"]
+    plugins: list[str] = []  # the installed plugins' modules (pytest11 entry points)
     try:  # every run loads the pytest11 plugins; this also warms importlib.metadata's caches
         import importlib.metadata
         _read_once(importlib.metadata.PathDistribution)
@@ -1770,10 +1770,11 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
             for ep in dist.entry_points:
                 if ep.group == "pytest11" and not os.environ.get(
                         "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-                    names.append(ep.value.split(":")[0].strip())
+                    plugins.append(ep.value.split(":")[0].strip())
                     dist.metadata, dist.files  # noqa: B018 - read once, for every run
     except Exception:  # noqa: BLE001
         pass
+    names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline", *plugins]
     for name in names + [n for n in _LAZY if hypothesis or not n.startswith("hypothesis")]:
         try:
             importlib.import_module(name)
@@ -1785,7 +1786,7 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
     _KEEPING[0] = False
     if template:
         _template(hypothesis)
-    _scan_once(getattr(_TEMPLATE, "pluginmanager", None), names)
+    _scan_once(getattr(_TEMPLATE, "pluginmanager", None), plugins)
     snapshot._getter(_SCANS_LABEL, _scans_flat)
     # Python's advice for fork without exec: the collector off while the parent loads
     # (``serve``), everything it holds frozen before the first fork, on again for the

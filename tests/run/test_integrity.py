@@ -33,6 +33,9 @@ ARRANGE = "def arrange(xs):\n    return list(xs)\n"
 # forgets to remove duplicates: wrong for any list with one repeated value
 DEDUPE = "def dedupe(xs):\n    return sorted(xs)\n"
 
+# what the runner names the fixtures it found once in the judge's plugins
+SCANS = "pytest's fixture definitions of the judge's plugins"
+
 # attack: (property, behaviour code, the name the error must give)
 ATTACKS = {
     "os._exit replaced": (TWO, "import os\n_real = os._exit\n"
@@ -74,8 +77,7 @@ ATTACKS = {
                                                    "_pytest.fixtures.FixtureManager."
                                                    "parsefactories.__globals__"
                                                    "['_SCANS'].clear()\n" + BUGGY,
-                                              "pytest's fixture definitions of the judge's "
-                                              "plugins"),
+                                              SCANS),
     "active profile re-registered": (LISTS, "from hypothesis import settings\n"
                                             "name = settings.get_current_profile_name()\n"
                                             "settings.register_profile(name, max_examples=1)\n"
@@ -184,5 +186,5 @@ def test_the_judges_recorded_fixtures_changed_before_collection_are_caught(
     make_project(project, {"retry": TWO})
     res = run_cli(["gate"], project.path)
     assert res.code == 4, res.out + res.err
-    assert "pytest's fixture definitions of the judge's plugins" in res.out + res.err
+    assert SCANS in res.out + res.err
     assert scorecard(project)["properties"]["retry"]["ballot"] == "error"

@@ -320,9 +320,13 @@ def test_the_configured_voter_list_is_the_vote(project: Repo) -> None:
 
 
 def test_a_runner_shadow_at_the_repository_root_does_not_replace_pytest(project: Repo) -> None:
-    """A patch that adds ``pytest.py`` or ``hypothesis/`` at the root cannot fake the vote."""
+    """A patch that adds ``pytest.py`` or ``hypothesis/`` at the root cannot fake the vote,
+    nor a module of the standard library the runner imports as it starts (the runner's
+    interpreter is started in the checkout)."""
     make_project(project, {"bad": FAIL})
     fake = "import sys\nsys.exit(0)\n"
+    project.write("json.py", fake)
+    project.write("typing.py", fake)
     project.write("pytest.py", fake)
     project.write("_pytest/__init__.py", fake)
     project.write("hypothesis/__init__.py", fake)
