@@ -7,8 +7,17 @@ imported by an honest property; the honest code fails, so a pass would be forged
 """
 from __future__ import annotations
 
-import pytest
+import functools
+import gc
+import types
+from collections.abc import Callable
+from typing import Any
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ballot_guard.run import forkserver
 from testing.gate_support import _shared_pycache, make_project, project, scorecard
 from testing.helpers import Repo, run_cli
 
@@ -188,3 +197,54 @@ def test_the_judges_recorded_fixtures_changed_before_collection_are_caught(
     assert res.code == 4, res.out + res.err
     assert SCANS in res.out + res.err
     assert scorecard(project)["properties"]["retry"]["ballot"] == "error"
+
+
+# --- the version tags the checks read before comparing values ------------------------
+
+CHANGES = st.lists(st.tuples(st.sampled_from(["set", "same", "del", "update", "setdefault",
+                                              "pop", "clear"]),
+                             st.sampled_from(["a", "b", "c"])), max_size=25)
+
+
+def _namespace(kind: str) -> tuple[Any, Callable[[str, Any], None], Callable[[str], None]]:
+    """A namespace as the integrity check watches it (a module's dict, a class's dict
+    behind its mappingproxy, a plain dict) and how code sets and deletes in it."""
+    if kind == "module":
+        mod = types.ModuleType("judge_like")
+        return vars(mod), functools.partial(setattr, mod), functools.partial(delattr, mod)
+    if kind == "class":
+        cls = type("JudgeLike", (), {})
+        inner = [d for d in gc.get_referents(cls.__dict__) if isinstance(d, dict)]
+        return inner[0], functools.partial(setattr, cls), functools.partial(delattr, cls)
+    d: dict[str, Any] = {}
+    return d, d.__setitem__, d.__delitem__
+
+
+@settings(max_examples=150, deadline=None)
+@given(kind=st.sampled_from(["module", "class", "dict"]), changes=CHANGES)
+def test_a_namespaces_version_tag_moves_with_every_change_of_its_entries(
+        kind: str, changes: list[tuple[str, str]]) -> None:
+    """The checks skip a namespace whose tag has not moved: any entry added, replaced
+    by another object or removed must move it, however the code makes the change."""
+    assert forkserver._VIEW is not None  # CPython 3.10-3.13, as this suite runs on
+    ns, put, drop = _namespace(kind)
+    tag = forkserver._VIEW(ns)
+    for op, key in changes:
+        before = [(k, id(v)) for k, v in ns.items()]
+        was = tag.value
+        if op == "set":
+            put(key, object())
+        elif op == "same" and key in ns:
+            put(key, ns[key])  # the same object again: nothing changes
+        elif op == "del" and key in ns:
+            drop(key)
+        elif op == "update":
+            ns.update({key: object()})
+        elif op == "setdefault":
+            ns.setdefault(key, object())
+        elif op == "pop":
+            ns.pop(key, None)
+        elif op == "clear" and kind == "dict":
+            ns.clear()
+        if [(k, id(v)) for k, v in ns.items()] != before:
+            assert tag.value != was, (kind, op, key)
