@@ -724,8 +724,23 @@ def _profile(dv: Any) -> tuple[Any, ...]:
 _SNAPSHOT: _Integrity | None = None  # the serving parent's, taken before installed plugins load
 
 
+_SOURCES: dict[str, str | None] = {}  # _source_url of the installation's distributions
+_REAL: dict[str, str] = {}  # real paths of the installed plugins' files (plugin_files)
+
+
 def _source_url(dist: Any) -> str | None:
-    """The local directory a distribution was installed from (PEP 610), if any."""
+    """The local directory a distribution was installed from (PEP 610), if any; read
+    once in the serving parent for a distribution of the installation."""
+    where = str(getattr(dist, "_path", ""))
+    if where in _SOURCES:
+        return _SOURCES[where]
+    got = _read_source_url(dist)
+    if _KEEPING[0] and where and not _in_checkout(os.path.abspath(where)):
+        _SOURCES[where] = got
+    return got
+
+
+def _read_source_url(dist: Any) -> str | None:
     try:
         text = dist.read_text("direct_url.json")
         url = json.loads(text).get("url", "") if text else ""
@@ -793,9 +808,11 @@ def plugin_files(pm: Any, skip: Any = frozenset()) -> list[str]:
         if isinstance(path, str):
             files.add(path)
         for f in files:
-            real = _REALPATH(f)
+            real = _REAL.get(f) or _REALPATH(f)
             if not _installed(real):
                 found.add(real)
+            elif _KEEPING[0]:
+                _REAL[f] = real  # read once in the serving parent, for every run
     try:  # the plugins pytest loaded from entry points, with their distributions
         loaded = pm.list_plugin_distinfo()
     except Exception:  # noqa: BLE001
@@ -1018,9 +1035,10 @@ class _Hold:
         fd, self.go_fd = self.go_fd, None
         top = _REALPATH(os.getcwd()) + os.sep
         env = _REALPATH(sys.prefix) + os.sep
-        for name, mod in list(sys.modules.items()):
-            path = getattr(mod, "__file__", None)
-            if name in self.base or not isinstance(path, str):
+        base = self.base
+        for name in [n for n in sys.modules if n not in base]:  # the modules not in base
+            path = getattr(sys.modules.get(name), "__file__", None)  # are left untouched
+            if not isinstance(path, str):
                 continue
             real = _REALPATH(path)
             if real.startswith(top) and not real.startswith(env):
@@ -1845,6 +1863,7 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
                         "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
                     plugins.append(ep.value.split(":")[0].strip())
                     dist.metadata, dist.files  # noqa: B018 - read once, for every run
+                    _source_url(dist)
     except Exception:  # noqa: BLE001
         pass
     names = ["_pytest._argcomplete", "faulthandler", "pdb", "readline", *plugins]
@@ -1856,9 +1875,17 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
     if any(m in sys.modules and m not in snapshot.modules for m in _LOADED_IF_NAMED):
         snapshot.extend()  # an installed plugin imported it: watched from here, as it is
     _warm_local_constants()
-    _KEEPING[0] = False
     if template:
         _template(hypothesis)
+    for name in plugins:  # their files' real paths, for every run's plugin_files
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(path, str) and _installed(_REALPATH(path)):
+            _REAL[path] = _REALPATH(path)
+    try:
+        plugin_files(getattr(_TEMPLATE, "pluginmanager", None))
+    except Exception:  # noqa: BLE001 - each run reads them itself
+        pass
+    _KEEPING[0] = False
     _scan_once(getattr(_TEMPLATE, "pluginmanager", None), plugins)
     snapshot._getter(_SCANS_LABEL, _scans_flat)
     # Python's advice for fork without exec: the collector off while the parent loads
