@@ -353,6 +353,7 @@ try:  # a keeper reports the CPU its run used (POSIX)
     import resource
 except ImportError:  # pragma: no cover - no fork there either: no keeper
     resource = None  # type: ignore[assignment]
+from itertools import chain  # noqa: E402
 from operator import attrgetter, is_not  # noqa: E402
 from types import FunctionType, ModuleType  # noqa: E402
 
@@ -448,9 +449,13 @@ class _Functions:
             if any(map(is_not, map(get, funcs), then)):
                 found.update((id(f), f) for f, was in zip(funcs, then, strict=True)
                              if get(f) is not was)
-        for f, d, values in self.kw:
-            if len(d) != len(values) or any(map(is_not, d.values(), values)):
-                found[id(f)] = f
+        kw = self.kw
+        dicts = [d for _, d, _ in kw]
+        if list(map(len, dicts)) != [len(v) for _, _, v in kw] or any(map(
+                is_not, chain.from_iterable(map(dict.values, dicts)),
+                chain.from_iterable(v for _, _, v in kw))):  # one pass; then which
+            found.update((id(f), f) for f, d, values in kw
+                         if len(d) != len(values) or any(map(is_not, d.values(), values)))
         if any(map(is_not, map(_cell, (c for _, c in self.cells)), self.contents)):
             found.update((id(f), f) for (f, c), then in zip(self.cells, self.contents,
                                                            strict=True)

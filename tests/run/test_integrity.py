@@ -64,6 +64,11 @@ ATTACKS = {
                                              "_pytest.python.Function.runtest.__code__ = "
                                              "_nothing.__code__\n" + BUGGY,
                                         "_pytest.python.Function.runtest"),
+    # a keyword default changed in place: the function and its defaults stay as they were
+    "importorskip's keyword default changed": (TWO, "import _pytest.outcomes\n"
+                                                    "_pytest.outcomes.importorskip."
+                                                    "__kwdefaults__['exc_type'] = Exception\n"
+                                                    + BUGGY, "_pytest.outcomes.importorskip"),
     # pytest's own exit status is 0 then: no report is logged
     "runtestprotocol's default changed": (TWO, "import _pytest.runner\n"
                                                "_pytest.runner.runtestprotocol.__defaults__ = "
