@@ -876,6 +876,7 @@ class _Plugin:
         self.home = home
         self.result = result
         self.hold = hold
+        self.target = os.path.abspath(hold.path)  # the property's file
         self.integrity = integrity
         self.base = set(sys.modules)
         self.counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "collected": 0,
@@ -904,6 +905,19 @@ class _Plugin:
             settings.load_profile("ballot-guard")
         except Exception:  # noqa: BLE001 - an old Hypothesis: the fresh home dir suffices
             pass
+
+    def pytest_ignore_collect(self, collection_path: Any) -> bool | None:
+        """Only the property's file is collected, and the directories on the way to it:
+        pytest otherwise makes a node of every file beside it, in every run (with 300
+        properties, 56 ms more CPU a run than with 20, measured).  What pytest reads in
+        those directories (``__init__.py``, ``conftest.py``) and the property itself
+        are left to pytest's own rules, ``collect_ignore`` and ``--ignore`` included."""
+        path = str(collection_path)
+        target = self.target
+        if path == target or target.startswith(path.rstrip(os.sep) + os.sep) \
+                or os.path.basename(path) in ("__init__.py", "conftest.py"):
+            return None
+        return True
 
     def pytest_collection(self, session: Any) -> None:
         """Just before the property is imported: what the judge is from here on."""
@@ -1103,6 +1117,8 @@ def _mark(pytest: Any) -> None:
         return
     last, first = pytest.hookimpl(trylast=True), pytest.hookimpl(tryfirst=True)
     _Plugin.pytest_configure = last(_Plugin.pytest_configure)  # type: ignore[method-assign]
+    _Plugin.pytest_ignore_collect = first(  # type: ignore[method-assign]
+        _Plugin.pytest_ignore_collect)
     # first, before the hold (registered later, called earlier): still nothing of the
     # property has run, and a prepared run does this before it is released
     _Plugin.pytest_collection = first(_Plugin.pytest_collection)  # type: ignore[method-assign]

@@ -407,3 +407,22 @@ def test_run_gate_hands_back_the_scorecard_it_wrote(project: Repo) -> None:
     assert {n: p["ballot"] for n, p in result.card["properties"].items()} == {
         "ok": "pass", "bad": "fail"}
     keys_follow_the_types(result.card)  # its TypedDicts declare exactly what it writes
+
+
+def test_a_run_collects_its_own_property_file_and_no_other(project: Repo) -> None:
+    """Each run collects only its property: pytest does not even make a node of the
+    files beside it (a conftest hook that fails on a sibling does not reach this run),
+    while the conftest of its directory still takes part."""
+    project.write("properties/conftest.py",
+                  "import pytest\n"
+                  "def pytest_collect_file(file_path, parent):\n"
+                  "    if file_path.name == 'test_other.py':\n"
+                  "        raise RuntimeError('a sibling was collected')\n"
+                  "@pytest.fixture\n"
+                  "def answer():\n"
+                  "    return 42\n")
+    make_project(project, {"ok": "def test_ok(answer):\n    assert answer == 42\n",
+                           "other": PASS})
+    res = run_cli(["gate", "--property", "ok"], project.path)
+    assert res.code == 0, res.out + res.err
+    assert scorecard(project)["properties"]["ok"]["ballot"] == "pass"
