@@ -1218,17 +1218,18 @@ def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None)
 # before.  What was found is an integrity item of its own: a change to it, at any
 # point of a run, is named as a replacement of the judge.
 
-_SCANS: dict[Any, tuple[tuple[tuple[str, Any], ...], ...]] = {}  # holder -> registrations
+# id of the holder (a module or a class) -> (the holder, the registrations pytest made)
+_SCANS: dict[int, tuple[Any, tuple[tuple[tuple[str, Any], ...], ...]]] = {}
 _SCANS_LABEL = "pytest's fixture definitions of the judge's plugins"
 # pytest's plugins that are objects made in every session: their classes hold no fixture
-_SESSION_PLUGINS = (("_pytest.terminal", "TerminalReporter"), ("_pytest.capture", "CaptureManager"),
-                    ("_pytest.main", "Session"), ("_pytest.logging", "LoggingPlugin"),
-                    ("_pytest.fixtures", "FixtureManager"), ("_pytest.legacypath",
-                                                             "LegacyTmpdirPlugin"))
+_SESSION_PLUGINS = (
+    ("_pytest.terminal", "TerminalReporter"), ("_pytest.capture", "CaptureManager"),
+    ("_pytest.main", "Session"), ("_pytest.logging", "LoggingPlugin"),
+    ("_pytest.fixtures", "FixtureManager"), ("_pytest.legacypath", "LegacyTmpdirPlugin"))
 
 
 def _scans_flat() -> tuple[Any, ...]:
-    return tuple(x for k, v in _SCANS.items() for x in (k, v))
+    return tuple(x for entry in _SCANS.values() for x in entry)
 
 
 def _scanned(parse: Callable[..., Any]) -> Callable[..., Any]:
@@ -1238,7 +1239,8 @@ def _scanned(parse: Callable[..., Any]) -> Callable[..., Any]:
         if not args and len(kwargs) == 2 and "holder" in kwargs and "node" in kwargs:
             holder = kwargs["holder"]
             key = holder if isinstance(holder, (type, ModuleType)) else type(holder)
-            found = _SCANS.get(key)
+            entry = _SCANS.get(id(key))  # by identity: no hash or __eq__ of anyone's runs
+            found = entry[1] if entry is not None and entry[0] is key else None
             if found is not None and (key is holder or not found):
                 for pairs in found:
                     self._register_fixture(**dict(pairs), node=kwargs["node"])
@@ -1292,7 +1294,7 @@ def _scan_once(pm: Any, modules: list[str]) -> None:
     import warnings
     node = object()
     for holder in holders:
-        if holder is None or holder in _SCANS:
+        if holder is None or id(holder) in _SCANS:
             continue
         calls: list[dict[str, Any]] = []
         rec = object.__new__(manager)
@@ -1312,8 +1314,8 @@ def _scan_once(pm: Any, modules: list[str]) -> None:
         if warned or set(vars(rec)) != {"_register_fixture"} \
                 or any(kw.get("node") is not node for kw in calls):
             continue
-        _SCANS[holder] = tuple(tuple((k, v) for k, v in kw.items() if k != "node")
-                               for kw in calls)
+        _SCANS[id(holder)] = (holder, tuple(tuple((k, v) for k, v in kw.items() if k != "node")
+                                            for kw in calls))
 
 
 # --- pytest's first step, done once in the serving parent -----------------------
