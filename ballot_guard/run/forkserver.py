@@ -729,23 +729,12 @@ def _profile(dv: Any) -> tuple[Any, ...]:
 _SNAPSHOT: _Integrity | None = None  # the serving parent's, taken before installed plugins load
 
 
-_SOURCES: dict[str, str | None] = {}  # _source_url of the installation's distributions
 _REAL: dict[str, str] = {}  # real paths of the installed plugins' files (plugin_files)
 
 
-def _source_url(dist: Any) -> str | None:
-    """The local directory a distribution was installed from (PEP 610), if any; read
-    once in the serving parent for a distribution of the installation."""
-    where = str(getattr(dist, "_path", ""))
-    if where in _SOURCES:
-        return _SOURCES[where]
-    got = _read_source_url(dist)
-    if _KEEPING[0] and where and not _in_checkout(os.path.abspath(where)):
-        _SOURCES[where] = got
-    return got
-
-
 def _read_source_url(dist: Any) -> str | None:
+    """The local directory a distribution was installed from (PEP 610), if any (read
+    once in the serving parent for a distribution of the installation: ``_source_url``)."""
     try:
         text = dist.read_text("direct_url.json")
         url = json.loads(text).get("url", "") if text else ""
@@ -1046,7 +1035,7 @@ class _Hold:
         self.defer = False
         self.base = set(sys.modules)
         self.early: list[str] = []
-        self.warm: Callable[[], object] = lambda: None  # the judge's work before the hold
+        self.warm: Callable[[], object] = _nothing  # the judge's work before the hold
 
     def wait(self) -> None:
         if self.go_fd is None:
@@ -1221,7 +1210,8 @@ def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None)
 # id of the holder (a module or a class) -> (the holder, the registrations pytest made)
 _SCANS: dict[int, tuple[Any, tuple[tuple[tuple[str, Any], ...], ...]]] = {}
 _SCANS_LABEL = "pytest's fixture definitions of the judge's plugins"
-# pytest's plugins that are objects made in every session: their classes hold no fixture
+# pytest's plugins made anew in every session (objects, recorded by their class, which
+# holds no fixture; and LegacyTmpdirPlugin, a class registered as itself)
 _SESSION_PLUGINS = (
     ("_pytest.terminal", "TerminalReporter"), ("_pytest.capture", "CaptureManager"),
     ("_pytest.main", "Session"), ("_pytest.logging", "LoggingPlugin"),
@@ -1252,6 +1242,9 @@ def _scanned(parse: Callable[..., Any]) -> Callable[..., Any]:
     return parsefactories
 
 
+_PARSE: list[Callable[..., Any]] = []  # pytest's own parsefactories, once wrapped
+
+
 def _scan_wrap() -> None:
     """Put ``_scanned`` in place (before the snapshot: it is part of the judge)."""
     fixtures = sys.modules.get("_pytest.fixtures")
@@ -1266,20 +1259,17 @@ def _scan_wrap() -> None:
     except (TypeError, ValueError):
         return
     manager.parsefactories = _scanned(parse)
+    _PARSE.append(parse)
 
 
 def _scan_once(pm: Any, modules: list[str]) -> None:
     """Record what pytest registers for each of the judge's plugins (those the
     template's plugin manager holds, the installed plugins' modules in ``modules``,
     the classes of ``_SESSION_PLUGINS``), as it is now."""
-    fixtures = sys.modules.get("_pytest.fixtures")
-    manager = getattr(fixtures, "FixtureManager", None)
-    parse = getattr(getattr(manager, "parsefactories", None), "__closure__", None)
-    if manager is None or not parse:
+    manager = getattr(sys.modules.get("_pytest.fixtures"), "FixtureManager", None)
+    if manager is None or not _PARSE:
         return  # not wrapped: nothing to record for
-    original = next((c.cell_contents for c in parse if callable(c.cell_contents)), None)
-    if original is None:
-        return
+    original = _PARSE[0]
     holders: list[Any] = []
     for plugin in (pm.get_plugins() if pm is not None else ()):
         holders.append(plugin if isinstance(plugin, (type, ModuleType)) else type(plugin))
@@ -1850,6 +1840,9 @@ def _kept(get: Callable[[Any], Any], *, copy: bool) -> Callable[[Any], Any]:
     return kept
 
 
+_source_url = _kept(_read_source_url, copy=False)
+
+
 def _preimport(template: bool = False, hypothesis: bool = True) -> None:
     """Import what every run imports, so each fork starts with it loaded (and, with
     ``template``, take pytest's first step for the runs: ``_template``).  Hypothesis
@@ -1902,8 +1895,9 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
         _template(hypothesis)
     for name in plugins:  # their files' real paths, for every run's plugin_files
         path = getattr(sys.modules.get(name), "__file__", None)
-        if isinstance(path, str) and _installed(_REALPATH(path)):
-            _REAL[path] = _REALPATH(path)
+        real = _REALPATH(path) if isinstance(path, str) else None
+        if path is not None and real is not None and _installed(real):
+            _REAL[path] = real
     try:
         plugin_files(getattr(_TEMPLATE, "pluginmanager", None))
     except Exception:  # noqa: BLE001 - each run reads them itself
