@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import queue
-import secrets
 import shutil
 import threading
 
@@ -36,7 +35,7 @@ class Trash:
                     os.mkdir(self.path, 0o300)
                     self.thread = threading.Thread(target=self._empty, daemon=True)
                     self.thread.start()
-                hidden = os.path.join(self.path, secrets.token_hex(16))
+                hidden = os.path.join(self.path, os.urandom(16).hex())
                 os.rename(path, hidden)
             except OSError:
                 shutil.rmtree(path, ignore_errors=True)

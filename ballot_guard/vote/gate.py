@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import secrets
 import shutil
 import sys
 import tempfile
@@ -64,7 +63,8 @@ class Voter:
 
 def seed_or_new(seed: int | None) -> int:
     if seed is None:
-        return secrets.randbelow(2**32)
+        return int.from_bytes(os.urandom(4), "big")  # 0 <= seed < 2**32 (no secrets: its
+        # import loads hmac and OpenSSL's hashes before the runner starts)
     if seed < 0:
         raise UsageError("--seed must be a non-negative integer")
     return seed
@@ -426,23 +426,23 @@ def _cast(top: str, tree: str, rev: str | None, known: Known, watch: Watch, *,
           pin: PinCheck | None) -> int:
 
     config = load_worktree(tree)
-    voters = discover(tree, config, properties, repeats)
-    if shard is not None:
-        names = [v.name for v in voters]
-        weights = load_durations(durations, names) if durations is not None else \
-            {v.name: float(v.repeats) for v in voters}
-        plan = assign(names, shard.n, weights)
-        known.shard = record(shard, names, plan, config)
-        mine = set(plan[shard.k - 1])
-        voters = [v for v in voters if v.name in mine]
     assert known.seed is not None
     with Stage(top, tree, config, rev=rev, seed=known.seed, jobs=jobs,
                environ=environ) as stage:
         runner_problem: CannotJudge | None = None
-        try:  # the runners start while the pin is checked; nothing runs before both
-            stage.launch()
+        try:  # the runners start while the voters are found and the pin is checked;
+            stage.launch()  # nothing runs before all of it
         except CannotJudge as exc:
             runner_problem = exc
+        voters = discover(tree, config, properties, repeats)
+        if shard is not None:
+            names = [v.name for v in voters]
+            weights = load_durations(durations, names) if durations is not None else \
+                {v.name: float(v.repeats) for v in voters}
+            plan = assign(names, shard.n, weights)
+            known.shard = record(shard, names, plan, config)
+            mine = set(plan[shard.k - 1])
+            voters = [v for v in voters if v.name in mine]
         known.dirty = rev is None and is_dirty(top)
         if not check_digest(top, config, rev, known, out, tree, pin):
             return DRIFT
