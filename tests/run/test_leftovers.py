@@ -15,6 +15,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,7 +117,10 @@ def marker(monkeypatch: pytest.MonkeyPatch) -> str:
     mark = f"bg-leftover-{uuid.uuid4().hex}"
     probe = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                              env={**os.environ, MARK_VAR: mark})
-    try:
+    try:  # looked for until seen (a loaded machine may show it late), never past 10 s
+        deadline = time.monotonic() + 10.0
+        while marked(mark) != [probe.pid] and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert marked(mark) == [probe.pid]
     finally:
         probe.kill()
