@@ -1,7 +1,9 @@
 """Projects with real property files, pinned fixtures and the test interpreter configured."""
 from __future__ import annotations
 
+import functools
 import json
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -131,3 +133,21 @@ __all__ = [
     "read_json",
     "scorecard",
 ]
+
+
+@functools.cache
+def sandbox_works() -> bool:
+    """Whether this machine lets a process make user and mount namespaces (the OS
+    sandbox's first step)."""
+    code = ("import ctypes, sys\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "sys.exit(0 if libc.unshare(0x10000000 | 0x20000) == 0 else 1)\n")
+    return sys.platform.startswith("linux") and subprocess.run(
+        [sys.executable, "-c", code], check=False).returncode == 0
+
+
+# the two isolation levels a gate test is run at, as ``[tool.ballot_guard]`` lines
+MODES = [pytest.param('sandbox = "off"\n', id="hermetic"),
+         pytest.param('sandbox = "required"\n', id="sandbox",
+                      marks=pytest.mark.skipif(not sandbox_works(),
+                                               reason="no user namespaces here"))]

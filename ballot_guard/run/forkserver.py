@@ -47,8 +47,10 @@ _REPLACE = os.replace
 _REALPATH = os.path.realpath
 
 import json  # noqa: E402 - after the references above
+from hashlib import blake2b  # noqa: E402 - after the references above (pytest loads it)
 
 _DUMPS = json.dumps
+_SIGN = blake2b
 from collections.abc import Callable  # noqa: E402 - after the references above
 from typing import TYPE_CHECKING, Any  # noqa: E402 - after the references above
 
@@ -861,9 +863,10 @@ class _Plugin:
     judge's integrity, and report through the references taken at start."""
 
     def __init__(self, home: str, result: str, hold: _Hold,
-                 integrity: _Integrity | None = None) -> None:
+                 integrity: _Integrity | None = None, key: bytes = b"") -> None:
         self.home = home
         self.result = result
+        self.key = key  # the result's signing key (``signed``)
         self.hold = hold
         self.target = os.path.abspath(hold.path)  # the property's file
         self.integrity = integrity
@@ -998,13 +1001,26 @@ class _Plugin:
         self._report(data)
 
     def _report(self, data: dict[str, Any]) -> None:
+        """The result file: its signature (``signed``), a newline, the counts' JSON."""
         tmp = self.result + ".tmp"
         fd = _OPEN(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            _WRITE(fd, _DUMPS(data).encode())
+            _WRITE(fd, signed(_DUMPS(data).encode(), self.key))
         finally:
             _CLOSE(fd)
         _REPLACE(tmp, self.result)
+
+
+def signed(payload: bytes, key: bytes) -> bytes:
+    """``payload`` with its keyed BLAKE2b (hex) on a line before it.
+
+    The key is the gate's, made anew for each run and given to the run only in its
+    request (never in its environment, its arguments or a file): where the run's
+    result lies can be found (beside its TMPDIR), but code under test that rewrites
+    it, or writes one before the judge does and exits, cannot sign it without digging
+    the key out of the judge's memory (frames, the garbage collector, ``/proc``:
+    what scope rule 5 flags)."""
+    return _SIGN(payload, key=key, digest_size=32).hexdigest().encode() + b"\n" + payload
 
 
 def _nothing() -> None:
@@ -1182,7 +1198,8 @@ def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None)
     import pytest
 
     _mark(pytest)
-    plugin = _Plugin(req["home"], req["result"], hold, _SNAPSHOT or _Integrity.take())
+    plugin = _Plugin(req["home"], req["result"], hold, _SNAPSHOT or _Integrity.take(),
+                     bytes.fromhex(req.pop("key", "")))
     if plugin.integrity is not None:
         # A fresh copy of the parent copies each page of the snapshot on its first read
         # (reading an object writes its reference count): 10-20 ms, measured, in a
@@ -2112,6 +2129,7 @@ def _once(req: RunRequest) -> int:
 def once(request: str) -> int:
     """One run in a fresh process: under a keeper where the OS can fork."""
     req = json.loads(request)
+    del sys.argv[1:]  # the request holds the result's signing key: not left in sys.argv
     if not hasattr(os, "fork"):
         return _once(req)
 

@@ -107,6 +107,7 @@ class RunRequest(TypedDict, total=False):
     pycache: str         # its bytecode folder
     ended: str           # how many processes were ended after it
     idle: bool           # prepared ahead: waits at the idle priority
+    key: str             # hex: the run signs its result with it (forkserver.signed)
 
 
 class Load(TypedDict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import itertools
 import json
 import os
@@ -150,7 +151,7 @@ def _end_run(pid: int) -> None:
 def _ended(path: str | None) -> int | None:
     """What the run left running and was ended with it, as its keeper (hermetic level)
     or its PID namespace's init (in the sandbox) counted; None: unknown."""
-    return _ints(_counts_raw(path)).get("ended") if path else None
+    return _ints(_counts_raw(path)[0]).get("ended") if path else None
 
 
 def _log_end(path: str, size: int) -> str | None:
@@ -169,13 +170,29 @@ def _tail(path: str, lines: int = 25) -> str:
     return "" if text is None else "\n".join(text.splitlines()[-lines:])
 
 
-def _counts_raw(path: str) -> RunResult:
+FORGED = ("the run's result does not carry the judge's signature: something other than "
+          "the judge wrote it (code under test forging its outcome), so it cannot count")
+
+
+def _counts_raw(path: str, key: str | None = None) -> tuple[RunResult, bool]:
+    """The run's result file, and whether it is forged: with ``key`` (the run's), only
+    a file the judge signed with it (``forkserver.signed``) is read; another one is
+    forged.  No file, or one that does not parse once signed: empty, not forged."""
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return cast(RunResult, data) if isinstance(data, dict) else {}  # read with checks
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        return {}, False
+    if key is not None:
+        mac, _, blob = blob.partition(b"\n")
+        want = hashlib.blake2b(blob, key=bytes.fromhex(key), digest_size=32).hexdigest()
+        if mac != want.encode():  # one look a run: no timing to learn from
+            return {}, True
+    try:
+        data = json.loads(blob)
+    except (ValueError, RecursionError):
+        return {}, False
+    return (cast(RunResult, data) if isinstance(data, dict) else {}), False  # read with checks
 
 
 def _ints(data: Mapping[str, Any]) -> dict[str, int]:
@@ -310,9 +327,9 @@ def _finish(req: RunRequest, exit_code: int | None, sig: int | None, timed_out: 
             cpu: Any = None, prep: Any = None) -> Run:
     seconds = time.monotonic() - start
     outcome = outcome_of(exit_code, timed_out)
-    raw = _counts_raw(req["result"])
+    raw, forged = _counts_raw(req["result"], req.get("key"))
     counts = _ints(raw)
-    tampered = _tampered(raw) if raw else None
+    tampered = FORGED if forged else _tampered(raw) if raw else None
     unfinished = _unfinished_pass(raw, req["log"]) if outcome == "pass" else None
     if tampered is not None and outcome != "timeout":
         outcome, detail = "error", tampered
@@ -766,7 +783,7 @@ class Session:
                 "log": os.path.join(base, "log"), "result": os.path.join(base, "result.json"),
                 "home": os.path.join(base, "hypothesis"), "tmp": os.path.join(base, "tmp"),
                 "home_dir": os.path.join(base, "home"), "pycache": os.path.join(base, "pycache"),
-                "ended": os.path.join(base, "ended")}
+                "ended": os.path.join(base, "ended"), "key": os.urandom(32).hex()}
 
     def run_all(self, tasks: Sequence[tuple[Hashable, str]],
                 on_run: Callable[[Hashable, Run], None] = lambda k, r: None,

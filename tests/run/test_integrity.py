@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ballot_guard.run import forkserver
-from testing.gate_support import _shared_pycache, make_project, project, scorecard
+from testing.gate_support import MODES, _shared_pycache, make_project, project, scorecard
 from testing.helpers import Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]
@@ -253,3 +253,69 @@ def test_a_namespaces_version_tag_moves_with_every_change_of_its_entries(
             ns.clear()
         if [(k, id(v)) for k, v in ns.items()] != before:
             assert tag.value != was, (kind, op, key)
+
+
+# The run's result lies beside its TMPDIR; code under test can always find it, block the
+# judge (its stdout made a full pipe, so the judge's next write waits for ever), rewrite
+# the counts, the log's summary line and pytest's statistics all alike, and exit 0 itself;
+# or write a result of its own before the judge does and exit 0 at once.  Nothing of the
+# judge is replaced, so only the result's signature (the gate's key, never in the run's
+# environment or files) can tell.
+FORGER_HEAD = (
+    "import os, json, sys, threading\n"
+    "_dir = os.path.dirname(os.environ['TMPDIR'])\n"
+    "_res, _log = os.path.join(_dir, 'result.json'), os.path.join(_dir, 'log')\n"
+    "def _write(text):\n"
+    "    with open(_res + '.x', 'w') as f:\n"
+    "        f.write(text)\n"
+    "    os.replace(_res + '.x', _res)\n"
+    "    with open(_log, 'a') as f:\n"
+    "        f.write('\\n2 passed in 0.01s\\n')\n"
+    "    os._exit(0)\n")
+FORGERS = {
+    "rewritten after the judge, the judge blocked": FORGER_HEAD + (
+        "def _forge():\n"
+        "    r, w = os.pipe()\n"
+        "    os.set_blocking(w, False)\n"
+        "    try:\n"
+        "        while True:\n"
+        "            os.write(w, b'x' * 65536)\n"
+        "    except BlockingIOError:\n"
+        "        pass\n"
+        "    while not os.path.exists(_res):\n"
+        "        pass\n"
+        "    os.dup2(w, 1)\n"
+        "    os.dup2(w, 2)\n"
+        "    sig, _, body = open(_res, 'rb').read().partition(b'\\n')\n"
+        "    data = json.loads(body if body else sig)\n"
+        "    data.update(passed=2, failed=0, errors=0, complete=True, stats={'passed': 2})\n"
+        "    _write((sig.decode() + '\\n' if body else '') + json.dumps(data))\n"
+        "sys.setswitchinterval(1e-6)\n"
+        "threading.Thread(target=_forge, daemon=True).start()\n"),
+    "written before the judge, then an exit 0": FORGER_HEAD + (
+        "_write(json.dumps({'passed': 2, 'failed': 0, 'errors': 0, 'skipped': 0,\n"
+        "                   'collected': 2, 'dodged': 0, 'plugins': [], 'early': [],\n"
+        "                   'complete': True, 'replaced': [], 'late': [], 'registered': [],\n"
+        "                   'from_main': [], 'unrepointable': [], 'stats': {'passed': 2}}))\n"),
+}
+
+
+@pytest.mark.parametrize("forger", sorted(FORGERS))
+@pytest.mark.parametrize("mode", MODES)
+def test_a_result_the_judge_did_not_sign_never_counts(project: Repo, forger: str,
+                                                      mode: str) -> None:
+    project.write("src/billing/__init__.py", FORGERS[forger] + BUGGY)
+    make_project(project, {"retry": TWO}, table=mode)
+    res = run_cli(["gate"], project.path)
+    card = scorecard(project)["properties"]["retry"]
+    outcomes = [r["outcome"] for r in card["runs"]]
+    if forger.startswith("rewritten"):  # a race the forger may lose (the judge exits
+        # first): then the run fails as the honest code does; never a pass
+        assert res.code in (1, 4) and "pass" not in outcomes, res.out + res.err
+    else:
+        assert res.code == 4 and outcomes == ["error", "error"], res.out + res.err
+    errors = [r for r in card["runs"] if r["outcome"] == "error"]
+    assert [r["passed"] for r in errors] == [0] * len(errors), errors  # forged: not read
+    assert card["ballot"] == ("error" if errors else "fail")
+    if outcomes == ["error", "error"]:
+        assert "does not carry the judge's signature" in res.out, res.out

@@ -22,7 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from testing.gate_support import KEEPS_STATE, _shared_pycache, make_project, project, scorecard
+from testing.gate_support import (
+    KEEPS_STATE,
+    MODES,
+    _shared_pycache,
+    make_project,
+    project,
+    scorecard,
+)
 from testing.helpers import Repo, run_cli
 
 __all__ = ["_shared_pycache", "project"]
@@ -33,17 +40,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 MARK_VAR = "BALLOT_GUARD_TEST_LEFTOVER"
 
 
-def _sandbox_works() -> bool:
-    code = ("import ctypes, sys\n"
-            "libc = ctypes.CDLL(None, use_errno=True)\n"
-            "sys.exit(0 if libc.unshare(0x10000000 | 0x20000) == 0 else 1)\n")
-    return subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
-
-
-MODES = [pytest.param('sandbox = "off"\n', id="hermetic"),
-         pytest.param('sandbox = "required"\n', id="sandbox",
-                      marks=pytest.mark.skipif(not _sandbox_works(),
-                                               reason="no user namespaces here"))]
 
 DAEMON = (
     "import os, sys, time\n"

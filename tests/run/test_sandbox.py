@@ -22,6 +22,7 @@ from testing.gate_support import (
     keys_follow_the_types,
     make_project,
     project,
+    sandbox_works,
     scorecard,
 )
 from testing.helpers import Repo, run_cli
@@ -29,15 +30,7 @@ from testing.helpers import Repo, run_cli
 __all__ = ["_shared_pycache", "project"]
 
 
-def _sandbox_works() -> bool:
-    code = ("import ctypes, os, sys\n"
-            "libc = ctypes.CDLL(None, use_errno=True)\n"
-            "sys.exit(0 if libc.unshare(0x10000000 | 0x20000) == 0 else 1)\n")
-    return sys.platform.startswith("linux") and subprocess.run(
-        [sys.executable, "-c", code], check=False).returncode == 0
-
-
-pytestmark = pytest.mark.skipif(not _sandbox_works(), reason="no user namespaces here")
+pytestmark = pytest.mark.skipif(not sandbox_works(), reason="no user namespaces here")
 
 SANDBOXED = "; sandbox (user, mount, pid, ipc, net namespaces; no network)"
 
