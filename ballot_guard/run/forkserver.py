@@ -858,6 +858,199 @@ def _from_main(base: set[str]) -> list[str]:
     return sorted(found)
 
 
+# --- the oracle's own modules hold what their code defined --------------------
+#
+# Behaviour code runs while the property file is imported (it imports the code under
+# test) and while the tests run, in the same process: it can rebind what the oracle's
+# modules hold (a test function swapped for one that passes, a reference such as
+# ``sorted`` shadowed in the property's globals, a helper of the properties directory
+# replaced) without touching a judge module.  So, once the property is collected:
+# every collected test's code, layer by layer of its wrappers, must lie in the oracle
+# (the property's directory, a conftest.py) or in the judge; no function, class or
+# module may sit in an oracle module under a name its code does not bind; a name its
+# code binds with ``def`` must hold a function written in that file; and from there to
+# the session's end none of those names may change.
+
+_MODULE_NAMES = frozenset({"__name__", "__doc__", "__package__", "__loader__", "__spec__",
+                           "__file__", "__cached__", "__builtins__", "__annotations__",
+                           "@py_builtins", "@pytest_ar"})
+
+
+def _bindings(source: str) -> tuple[set[str], set[str], dict[str, tuple[int, str, str]]] | None:
+    """(the global names a module's code binds, those bound by ``def``, those bound
+    once and by an import: name -> (level, module, attribute or "")); None when it
+    cannot tell (a ``*`` import, a syntax error)."""
+    import ast
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    bound: set[str] = set()
+    defs: set[str] = set()
+    imports: dict[str, tuple[int, str, str]] = {}
+    twice: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            bound.update(node.names)
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return None
+    todo: list[Any] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            (twice if node.name in bound else bound).add(node.name)
+            if not isinstance(node, ast.ClassDef):
+                defs.add(node.name)
+            todo.extend(node.decorator_list)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                name = (a.asname or a.name).split(".")[0]
+                (twice if name in bound else bound).add(name)
+                if isinstance(node, ast.ImportFrom):
+                    imports[name] = (node.level, node.module or "", a.name)
+                else:  # ``import a.b`` binds a; ``import a.b as c`` binds a.b
+                    imports[name] = (0, a.name if a.asname else name, "")
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            (twice if node.id in bound else bound).add(node.id)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        todo.extend(ast.iter_child_nodes(node))
+    return bound, defs, {k: v for k, v in imports.items() if k not in twice}
+
+
+def _imported(mod: Any, how: tuple[int, str, str]) -> Any:
+    """What the import ``how`` of module ``mod`` gives now (``_MISSING`` when the module
+    it names is not loaded)."""
+    level, name, attr = how
+    if level:
+        package = (getattr(mod, "__package__", None) or "").split(".")
+        if level > 1:
+            package = package[:1 - level]
+        name = ".".join([p for p in package if p] + ([name] if name else []))
+    source = sys.modules.get(name)
+    if source is None:
+        return _MISSING
+    if not attr:
+        return source
+    got = getattr(source, attr, _MISSING)
+    return got if got is not _MISSING else sys.modules.get(f"{name}.{attr}", _MISSING)
+
+
+def _layers(obj: Any) -> list[Any]:
+    """``obj`` and every function it wraps (``__wrapped__``, ``functools.partial``,
+    a method's function, Hypothesis's inner test), outermost first."""
+    import functools
+    out: list[Any] = []
+    seen: set[int] = set()
+    while obj is not None and id(obj) not in seen and len(out) < 32:
+        seen.add(id(obj))
+        out.append(obj)
+        inner = getattr(getattr(obj, "hypothesis", None), "inner_test", None)
+        if inner is None and isinstance(obj, functools.partial):
+            inner = obj.func
+        if inner is None:
+            inner = getattr(obj, "__func__", None)
+        if inner is None:
+            inner = getattr(obj, "__dict__", {}).get("__wrapped__")
+        obj = inner
+    return out
+
+
+def _code_file(obj: Any) -> str | None:
+    code = getattr(obj, "__code__", None)
+    where = getattr(code, "co_filename", None)
+    return _REALPATH(where) if isinstance(where, str) else None
+
+
+class _Oracle:
+    """The oracle's modules as the property's collection left them (``_MODULE_NAMES``
+    aside): what the check at the session's end compares with."""
+
+    def __init__(self, target: str, top: str) -> None:
+        self.dir = os.path.dirname(_REALPATH(target))
+        self.top = _REALPATH(top)
+        self.spaces: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+
+    def _ours(self, real: str | None) -> bool:
+        return real is not None and (_under(real, self.dir) or (
+            os.path.basename(real) == "conftest.py" and _under(real, self.top)))
+
+    def _allowed(self, obj: Any) -> bool:
+        """Whether code of ``obj`` may stand in the oracle: the oracle's own, the judge's,
+        or the interpreter's installation's (a decorator of the standard library or of an
+        installed package); not the checkout's behaviour code, nor code made at run time
+        (``exec``: no file).  A callable object is judged by its class's ``__call__``."""
+        if getattr(obj, "__code__", None) is None:
+            call = next((c.__dict__["__call__"] for c in type(obj).__mro__
+                         if "__call__" in c.__dict__), None)
+            if type(call) is not FunctionType:
+                return True  # a builtin's, a C type's: nothing of the project
+            obj = call
+        real = _code_file(obj)
+        return real is not None and os.path.isabs(real) and (
+            self._ours(real) or _installed(real) or _judges_own(obj))
+
+    def take(self, items: list[Any], base: set[str] | frozenset[str] = frozenset()) -> list[str]:
+        """What is wrong with the collected tests and the oracle's modules now (modules
+        in ``base``, loaded before the run, are the judge's: never the oracle's)."""
+        found: list[str] = []
+        for item in items:
+            obj = getattr(item, "obj", None) if hasattr(item, "function") else None
+            for layer in _layers(obj):
+                if not self._allowed(layer):
+                    found.append(f"the test {item.nodeid} (its code is in "
+                                 f"{_code_file(layer)}, not the oracle's)")
+                    break
+        for name, mod in [(n, m) for n, m in list(sys.modules.items()) if n not in base]:
+            path = getattr(mod, "__file__", None)
+            ns = getattr(mod, "__dict__", None)
+            real = _REALPATH(path) if isinstance(path, str) else None
+            if not isinstance(ns, dict) or not self._ours(real) or not str(real).endswith(".py"):
+                continue
+            try:
+                with open(str(real), encoding="utf-8") as f:
+                    names = _bindings(f.read())
+            except (OSError, UnicodeDecodeError):
+                names = None
+            imports: dict[str, tuple[int, str, str]] = {}
+            if names is not None:
+                bound, defs, imports = names
+                for key, value in list(ns.items()):
+                    if not isinstance(key, str) or key in _MODULE_NAMES:
+                        continue
+                    if key in imports:
+                        got = _imported(mod, imports[key])
+                        if got is not _MISSING and got is not value:
+                            found.append(f"{name}.{key} (not what its import gives)")
+                    elif _data(value):
+                        continue
+                    elif key not in bound:
+                        found.append(f"{name}.{key} (put there, not bound by {real})")
+                    elif key in defs and not all(map(self._allowed, _layers(value))):
+                        found.append(f"{name}.{key} (code of "
+                                     f"{_code_file(_layers(value)[0]) or 'no file'})")
+            self.spaces.append((name, ns, {k: v for k, v in ns.items()
+                                           if k in imports or not _data(v)}))
+        return found
+
+    def changed(self) -> list[str]:
+        """The functions, classes and modules of the oracle's modules added, removed or
+        rebound since ``take``."""
+        found: list[str] = []
+        for name, ns, then in self.spaces:
+            now = {k: v for k, v in ns.items() if k in then or not _data(v)}
+            for key in now.keys() | then.keys():
+                if now.get(key, _MISSING) is not then.get(key, _MISSING):
+                    found.append(f"{name}.{key}")
+        return found
+
+
 class _Plugin:
     """Our pytest plugin: isolate Hypothesis's database, count the outcomes, check the
     judge's integrity, and report through the references taken at start."""
@@ -883,6 +1076,8 @@ class _Plugin:
         self.hooks_then: dict[str, tuple[Any, ...]] = {}
         self.config: Any = None
         self.late: list[str] = []  # judge modules first imported in the run (unwatched)
+        self.oracle = _Oracle(hold.path, hold.top or os.getcwd())
+        self.rebound: list[str] = []  # what of the oracle's modules is not their code's
 
     def pytest_configure(self, config: Any) -> None:
         # Runs after Hypothesis's own pytest_configure (trylast), so a
@@ -959,6 +1154,7 @@ class _Plugin:
                 self.marked.add(item.nodeid)
 
     def pytest_collection_finish(self, session: Any) -> None:
+        self.rebound = self.oracle.take(list(session.items), self.base)
         self._check(session)  # the property and the code under test are imported now
 
     def pytest_runtest_logreport(self, report: Any) -> None:
@@ -979,6 +1175,7 @@ class _Plugin:
 
     def pytest_sessionfinish(self, session: Any) -> None:
         self._check(session)
+        self.rebound += (n for n in self.oracle.changed() if n not in self.rebound)
         data: dict[str, Any] = dict(self.counts)
         try:
             listed = self.plugin_list is not None and self.plugins_then is not None
@@ -991,6 +1188,7 @@ class _Plugin:
         data["replaced"] = self.replaced
         data["late"] = self.late
         data["registered"] = self.registered
+        data["rebound"] = self.rebound
         data["from_main"] = _from_main(self.base)
         data["unrepointable"] = list(_ROOTS["unrepointable"])
         tr = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -70,6 +70,7 @@ class RunResult(TypedDict, total=False):
     replaced: list[str]      # the judge's machinery the code under test replaced
     late: list[str]          # judge modules first imported in the run, so not watched
     registered: list[str]    # pytest plugins registered during the run
+    rebound: list[str]       # what of the oracle's modules is not their code's (forkserver._Oracle)
     from_main: list[str]     # modules imported from the main checkout under --rev
     unrepointable: list[str]  # import paths into the main checkout with no counterpart
     stats: dict[str, int]    # pytest's terminal statistics: outcome -> count

@@ -247,6 +247,13 @@ def _tampered(raw: Mapping[str, Any]) -> str | None:
                                            if len(replaced) > 4 else "")
         return (f"the code under test replaced the test machinery ({names}) during the run: "
                 "its outcome cannot be trusted")
+    rebound = _listed(raw, "rebound")
+    if rebound:
+        names = ", ".join(rebound[:3]) + (f" and {len(rebound) - 3} more"
+                                          if len(rebound) > 3 else "")
+        return (f"what the oracle's modules hold is not what their code defines ({names}): "
+                "a test, or a reference it uses, was swapped in the run; its outcome cannot "
+                "be trusted")
     unrepointable = _listed(raw, "unrepointable")
     if unrepointable:
         return (f"the import path {', '.join(unrepointable[:3])} leads into the main checkout "

@@ -319,3 +319,84 @@ def test_a_result_the_judge_did_not_sign_never_counts(project: Repo, forger: str
     assert card["ballot"] == ("error" if errors else "fail")
     if outcomes == ["error", "error"]:
         assert "does not carry the judge's signature" in res.out, res.out
+
+
+# Behaviour code that changes what the oracle's own modules hold, nothing of the judge:
+# the property's module swapped in ``sys.modules`` while it imports (pytest collects the
+# one there), a reference shadowed in its globals, one of its imports rebound, a
+# reference injected once the tests run.  Found through the property's file, as any
+# code could.
+FIND = ("import sys, types\n"
+        "_prop = next(m for m in list(sys.modules.values())\n"
+        "             if str(getattr(m, '__file__', '')).endswith('test_retry.py'))\n")
+ST_FIRST = ("from hypothesis import given, strategies as st\n" + HEAD +
+            "@given(st.lists(st.integers()))\n"
+            "def test_no_duplicates(xs):\n"
+            "    assert billing.dedupe(xs) == sorted(set(xs))\n")
+LATE = HEAD + ("def test_first():\n    billing.prime()\n"
+               "def test_sorted_like_the_reference():\n"
+               "    xs = [3, 1, 2]\n"
+               "    assert billing.arrange(xs) == sorted(xs)\n")
+SWAPS = {
+    "the property's module swapped": (TWO, FIND + (
+        "_fake = types.ModuleType(_prop.__name__)\n"
+        "_fake.__file__ = _prop.__file__\n"
+        "exec('def test_fine():\\n    pass\\ndef test_retry_cap():\\n    pass\\n',\n"
+        "     _fake.__dict__)\n"
+        "sys.modules[_prop.__name__] = _fake\n") + BUGGY, "not the oracle's"),
+    "a reference shadowed": (SORTS, FIND + "_prop.sorted = lambda xs: list(xs)\n" + ARRANGE,
+                             "put there"),
+    "an import rebound": (ST_FIRST, FIND + (
+        "_real = _prop.st\n"
+        "_prop.st = types.SimpleNamespace(**{**vars(_real),\n"
+        "                                   'lists': lambda *a, **k: _real.just([])})\n")
+        + DEDUPE, "not what its import gives"),
+    "a reference injected while the tests run": (LATE, (
+        "def prime():\n" + "".join("    " + line + "\n" for line in FIND.splitlines())
+        + "    _prop.sorted = lambda xs: list(xs)\n") + ARRANGE, "test_retry.sorted"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SWAPS))
+def test_what_the_oracles_modules_hold_is_their_own_code(project: Repo, attack: str) -> None:
+    prop, code, name = SWAPS[attack]
+    project.write("src/billing/__init__.py", BUGGY + ARRANGE + DEDUPE +
+                  "def prime():\n    pass\n")
+    make_project(project, {"retry": prop})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 1, res.out + res.err  # the honest code fails: the oracle bites
+    project.write("src/billing/__init__.py", code)
+    project.commit_all(f"behaviour: {attack}")
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    card = scorecard(project)["properties"]["retry"]
+    assert [r["outcome"] for r in card["runs"]] == ["error", "error"]
+    assert "what the oracle's modules hold is not what their code defines" in res.out
+    assert name in res.out, res.out
+
+
+def test_an_oracle_with_classes_helpers_and_decorators_still_votes(project: Repo) -> None:
+    """What the oracle's code binds, however it binds it, is its own."""
+    project.write("properties/helpers.py", "import functools\n"
+                  "def reference(xs):\n    return sorted(xs)\n"
+                  "def logged(f):\n    @functools.wraps(f)\n"
+                  "    def inner(*a, **k):\n        return f(*a, **k)\n    return inner\n")
+    prop = ("import sys, pathlib\n"
+            "sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))\n"
+            "import pytest\n"
+            "from hypothesis import given, strategies as st\n"
+            "import helpers\nfrom helpers import reference as ref\n"
+            "try:\n    import tomllib as toml\nexcept ImportError:\n    toml = None\n"
+            "CASES = [(x, x) for x in range(3)]\n"
+            "class TestSorted:\n"
+            "    @helpers.logged\n"
+            "    def test_reference(self):\n        assert ref([2, 1]) == [1, 2]\n"
+            "@given(st.lists(st.integers()))\n"
+            "def test_idempotent(xs):\n    assert ref(ref(xs)) == ref(xs)\n"
+            "@pytest.mark.parametrize('a, b', CASES)\n"
+            "def test_cases(a, b):\n    global SEEN\n    SEEN = a\n    assert a == b\n")
+    make_project(project, {"sorting": prop})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    runs = scorecard(project)["properties"]["sorting"]["runs"]
+    assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 5)] * 2
