@@ -52,7 +52,7 @@ from hashlib import blake2b  # noqa: E402 - after the references above (pytest l
 _DUMPS = json.dumps
 _SIGN = blake2b
 from collections.abc import Callable  # noqa: E402 - after the references above
-from typing import TYPE_CHECKING, Any  # noqa: E402 - after the references above
+from typing import TYPE_CHECKING, Any, NamedTuple  # noqa: E402 - after the references above
 
 if TYPE_CHECKING:  # this file runs alone in the project's interpreter: names for the checker
     from ballot_guard.run.protocol import Describe, Isolation, Reply, RunRequest
@@ -876,29 +876,42 @@ _MODULE_NAMES = frozenset({"__name__", "__doc__", "__package__", "__loader__", "
                            "@py_builtins", "@pytest_ar"})
 
 
-def _bindings(source: str) -> tuple[set[str], set[str], dict[str, tuple[int, str, str]]] | None:
-    """(the global names a module's code binds, those bound by ``def``, those bound
-    once and by an import: name -> (level, module, attribute or "")); None when it
-    cannot tell (a ``*`` import, a syntax error)."""
+class _Bound(NamedTuple):
+    """What a module's code binds at its top level (``_bindings``)."""
+    names: set[str]       # every global name it binds (``global`` in a function too)
+    defs: set[str]        # bound by ``def``
+    imports: dict[str, tuple[int, str, str]]  # bound once, by an import: (level, module, attr)
+    literals: dict[str, Any]  # bound once, to a literal: its value
+    declared: set[str]    # declared ``global`` in a function: the oracle may rebind them
+
+
+def _bindings(source: str) -> _Bound | None:
+    """What ``source`` binds; None when it cannot tell (a ``*`` import, a syntax error)."""
     import ast
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return None
     bound: set[str] = set()
+    declared: set[str] = set()
     defs: set[str] = set()
     imports: dict[str, tuple[int, str, str]] = {}
+    literals: dict[str, Any] = {}
     twice: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):
-            bound.update(node.names)
+            declared.update(node.names)
         elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             return None
+
+    def bind(name: str) -> None:
+        (twice if name in bound else bound).add(name)
+
     todo: list[Any] = list(tree.body)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            (twice if node.name in bound else bound).add(node.name)
+            bind(node.name)
             if not isinstance(node, ast.ClassDef):
                 defs.add(node.name)
             todo.extend(node.decorator_list)
@@ -906,7 +919,7 @@ def _bindings(source: str) -> tuple[set[str], set[str], dict[str, tuple[int, str
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
                 name = (a.asname or a.name).split(".")[0]
-                (twice if name in bound else bound).add(name)
+                bind(name)
                 if isinstance(node, ast.ImportFrom):
                     imports[name] = (node.level, node.module or "", a.name)
                 else:  # ``import a.b`` binds a; ``import a.b as c`` binds a.b
@@ -914,14 +927,22 @@ def _bindings(source: str) -> tuple[set[str], set[str], dict[str, tuple[int, str
             continue
         if isinstance(node, ast.Lambda):
             continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            try:
+                literals[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                pass
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            (twice if node.id in bound else bound).add(node.id)
+            bind(node.id)
         elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.add(node.name)
+            bind(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
+            bind(node.rest)
         todo.extend(ast.iter_child_nodes(node))
-    return bound, defs, {k: v for k, v in imports.items() if k not in twice}
+    once = bound - twice - declared
+    return _Bound(bound | declared, defs, {k: v for k, v in imports.items() if k in once},
+                  {k: v for k, v in literals.items() if k in once}, declared)
 
 
 def _imported(mod: Any, how: tuple[int, str, str]) -> Any:
@@ -1018,25 +1039,28 @@ class _Oracle:
                     names = _bindings(f.read())
             except (OSError, UnicodeDecodeError):
                 names = None
-            imports: dict[str, tuple[int, str, str]] = {}
+            declared: set[str] = set()
             if names is not None:
-                bound, defs, imports = names
+                declared = names.declared
                 for key, value in list(ns.items()):
-                    if not isinstance(key, str) or key in _MODULE_NAMES:
-                        continue
-                    if key in imports:
-                        got = _imported(mod, imports[key])
+                    if not isinstance(key, str) or key in _MODULE_NAMES or (
+                            key.startswith("__") and key.endswith("__")) or (
+                            type(value) is ModuleType and value.__name__ == f"{name}.{key}"):
+                        continue  # a dunder, or a submodule the import system set here
+                    if key not in names.names:
+                        found.append(f"{name}.{key} (put there, not bound by {real})")
+                    elif key in names.imports:
+                        got = _imported(mod, names.imports[key])
                         if got is not _MISSING and got is not value:
                             found.append(f"{name}.{key} (not what its import gives)")
-                    elif _data(value):
-                        continue
-                    elif key not in bound:
-                        found.append(f"{name}.{key} (put there, not bound by {real})")
-                    elif key in defs and not all(map(self._allowed, _layers(value))):
+                    elif key in names.literals:
+                        then = names.literals[key]
+                        if type(value) is not type(then) or value != then:
+                            found.append(f"{name}.{key} (not the value its code gives)")
+                    elif key in names.defs and not all(map(self._allowed, _layers(value))):
                         found.append(f"{name}.{key} (code of "
                                      f"{_code_file(_layers(value)[0]) or 'no file'})")
-            self.spaces.append((name, ns, {k: v for k, v in ns.items()
-                                           if k in imports or not _data(v)}))
+            self.spaces.append((name, ns, {k: v for k, v in ns.items() if k not in declared}))
         return found
 
     def changed(self) -> list[str]:
@@ -1045,6 +1069,8 @@ class _Oracle:
         found: list[str] = []
         for name, ns, then in self.spaces:
             now = {k: v for k, v in ns.items() if k in then or not _data(v)}
+            if len(now) == len(then) and all(now.get(k, _MISSING) is v for k, v in then.items()):
+                continue
             for key in now.keys() | then.keys():
                 if now.get(key, _MISSING) is not then.get(key, _MISSING):
                     found.append(f"{name}.{key}")

@@ -351,6 +351,9 @@ SWAPS = {
         "_prop.st = types.SimpleNamespace(**{**vars(_real),\n"
         "                                   'lists': lambda *a, **k: _real.just([])})\n")
         + DEDUPE, "not what its import gives"),
+    "a constant of the oracle rebound": ("EXPECTED = 3\n" + HEAD + (
+        "def test_retry_cap():\n    assert billing.max_attempts() == EXPECTED\n"),
+        FIND + "_prop.EXPECTED = 4\n" + BUGGY, "not the value its code gives"),
     "a reference injected while the tests run": (LATE, (
         "def prime():\n" + "".join("    " + line + "\n" for line in FIND.splitlines())
         + "    _prop.sorted = lambda xs: list(xs)\n") + ARRANGE, "test_retry.sorted"),
@@ -377,6 +380,7 @@ def test_what_the_oracles_modules_hold_is_their_own_code(project: Repo, attack: 
 
 def test_an_oracle_with_classes_helpers_and_decorators_still_votes(project: Repo) -> None:
     """What the oracle's code binds, however it binds it, is its own."""
+    project.write("properties/__init__.py", "")  # a package: its submodules are set on it
     project.write("properties/helpers.py", "import functools\n"
                   "def reference(xs):\n    return sorted(xs)\n"
                   "def logged(f):\n    @functools.wraps(f)\n"
@@ -388,13 +392,15 @@ def test_an_oracle_with_classes_helpers_and_decorators_still_votes(project: Repo
             "import helpers\nfrom helpers import reference as ref\n"
             "try:\n    import tomllib as toml\nexcept ImportError:\n    toml = None\n"
             "CASES = [(x, x) for x in range(3)]\n"
+            "LIMIT = 3\n"
             "class TestSorted:\n"
             "    @helpers.logged\n"
             "    def test_reference(self):\n        assert ref([2, 1]) == [1, 2]\n"
             "@given(st.lists(st.integers()))\n"
             "def test_idempotent(xs):\n    assert ref(ref(xs)) == ref(xs)\n"
             "@pytest.mark.parametrize('a, b', CASES)\n"
-            "def test_cases(a, b):\n    global SEEN\n    SEEN = a\n    assert a == b\n")
+            "def test_cases(a, b):\n    global SEEN, LIMIT\n    SEEN, LIMIT = a, LIMIT\n"
+            "    assert a == b < LIMIT\n")
     make_project(project, {"sorting": prop})
     res = run_cli(["gate"], project.path)
     assert res.code == 0, res.out + res.err
