@@ -99,11 +99,13 @@ ATTACKS = {
 }
 
 
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_behaviour_code_that_changes_the_judge_is_an_error_naming_it(project: Repo,
-                                                                     attack: str) -> None:
-    prop, code, name = ATTACKS[attack]
-    project.write("src/billing/__init__.py", BUGGY + ARRANGE + DEDUPE)
+HONEST = BUGGY + ARRANGE + DEDUPE + "def prime():\n    pass\n"
+
+
+def attacked(project: Repo, prop: str, code: str, attack: str) -> str:
+    """The gate's report once ``code`` replaced the honest (failing) behaviour code under
+    ``prop``: every run an ``error``, exit 4."""
+    project.write("src/billing/__init__.py", HONEST)
     make_project(project, {"retry": prop})
     res = run_cli(["gate"], project.path)
     assert res.code == 1, res.out + res.err  # the honest code fails: the oracle bites
@@ -114,7 +116,15 @@ def test_behaviour_code_that_changes_the_judge_is_an_error_naming_it(project: Re
     card = scorecard(project)["properties"]["retry"]
     assert card["ballot"] == "error"
     assert [r["outcome"] for r in card["runs"]] == ["error", "error"]
-    assert "replaced the test machinery" in res.out and name in res.out, res.out
+    return res.out
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_behaviour_code_that_changes_the_judge_is_an_error_naming_it(project: Repo,
+                                                                     attack: str) -> None:
+    prop, code, name = ATTACKS[attack]
+    out = attacked(project, prop, code, attack)
+    assert "replaced the test machinery" in out and name in out, out
 
 
 def test_a_failing_test_beside_a_passing_one_never_votes_pass(project: Repo) -> None:
@@ -363,19 +373,9 @@ SWAPS = {
 @pytest.mark.parametrize("attack", sorted(SWAPS))
 def test_what_the_oracles_modules_hold_is_their_own_code(project: Repo, attack: str) -> None:
     prop, code, name = SWAPS[attack]
-    project.write("src/billing/__init__.py", BUGGY + ARRANGE + DEDUPE +
-                  "def prime():\n    pass\n")
-    make_project(project, {"retry": prop})
-    res = run_cli(["gate"], project.path)
-    assert res.code == 1, res.out + res.err  # the honest code fails: the oracle bites
-    project.write("src/billing/__init__.py", code)
-    project.commit_all(f"behaviour: {attack}")
-    res = run_cli(["gate"], project.path)
-    assert res.code == 4, res.out + res.err
-    card = scorecard(project)["properties"]["retry"]
-    assert [r["outcome"] for r in card["runs"]] == ["error", "error"]
-    assert "what the oracle's modules hold is not what their code defines" in res.out
-    assert name in res.out, res.out
+    out = attacked(project, prop, code, attack)
+    assert "what the oracle's modules hold is not what their code defines" in out
+    assert name in out, out
 
 
 def test_an_oracle_with_classes_helpers_and_decorators_still_votes(project: Repo) -> None:
