@@ -1064,8 +1064,9 @@ class _Oracle:
         return found
 
     def changed(self) -> list[str]:
-        """The functions, classes and modules of the oracle's modules added, removed or
-        rebound since ``take``."""
+        """The names of the oracle's modules rebound or removed since ``take`` (those
+        their functions declare ``global`` aside), and functions, classes or modules
+        added under new ones."""
         found: list[str] = []
         for name, ns, then in self.spaces:
             now = {k: v for k, v in ns.items() if k in then or not _data(v)}
