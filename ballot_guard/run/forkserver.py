@@ -549,6 +549,20 @@ def _judge_module(name: str) -> bool:
     return name in _JUDGE_EXACT or name.partition(".")[0] in _JUDGE_TOPS
 
 
+_TRACERS_LABEL = "the interpreter's trace and profile functions (sys.settrace)"
+
+
+def _tracers() -> tuple[Any, ...]:
+    """What runs on every line, call or jump of every frame: a trace function can skip
+    an ``assert`` (``frame.f_lineno = ...``).  pytest sets none; Hypothesis sets one only
+    inside a test, and puts the one before back."""
+    threading_ = sys.modules.get("threading")
+    monitoring = getattr(sys, "monitoring", None)  # Python 3.12+
+    tools = tuple(monitoring.get_tool(i) for i in range(6)) if monitoring else ()
+    return (sys.gettrace(), sys.getprofile(), getattr(threading_, "_trace_hook", None),
+            getattr(threading_, "_profile_hook", None), *tools)
+
+
 class _Integrity:
     """The identity of every attribute of the judge's modules and of the classes they
     define, of the few ``sys`` attributes a run depends on, and of Hypothesis's active
@@ -585,6 +599,7 @@ class _Integrity:
         snap.functions._take()
         snap._getter("sys", lambda: tuple(sys.__dict__.get(k) for k in _SYS))
         snap._getter("sys.meta_path", lambda: tuple(sys.meta_path))
+        snap._getter(_TRACERS_LABEL, _tracers)
         hs = sys.modules.get("hypothesis._settings")
         if hs is not None and hasattr(hs, "settings"):
             profiles = getattr(hs.settings, "_profiles", None)
@@ -693,6 +708,10 @@ class _Integrity:
                 continue
             if label == _SCANS_LABEL and (len(now) != len(then) or any(map(is_not, now, then))):
                 replaced.append(label)  # never set-up: nothing of pytest's changes it
+            elif label == _TRACERS_LABEL and any(
+                    x is not y and x is not None and not _judges_own(x)
+                    for x, y in zip(now, then, strict=False)):
+                replaced.append(label)  # set up by code that is not the judge's
             getters.append((label, get, now))
         self.getters = getters
         return replaced

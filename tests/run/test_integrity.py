@@ -45,8 +45,22 @@ DEDUPE = "def dedupe(xs):\n    return sorted(xs)\n"
 # what the runner names the fixtures it found once in the judge's plugins
 SCANS = "pytest's fixture definitions of the judge's plugins"
 
+# a tracer that jumps over the property's assert (a line follows it to jump to)
+SKIPPED = HEAD + "def test_retry_cap():\n    assert billing.max_attempts() == 3\n    return\n"
+JUMPER = ("import sys\n"
+          "def _local(frame, event, arg):\n"
+          "    if event == 'line' and frame.f_code.co_name == 'test_retry_cap':\n"
+          "        try:\n"
+          "            frame.f_lineno = frame.f_lineno + 1\n"
+          "        except ValueError:\n"
+          "            pass\n"
+          "    return _local\n"
+          "sys.settrace(lambda frame, event, arg: _local if frame.f_code.co_name == "
+          "'test_retry_cap' else None)\n")
+
 # attack: (property, behaviour code, the name the error must give)
 ATTACKS = {
+    "sys.settrace jumping over the assert": (SKIPPED, JUMPER + BUGGY, "sys.settrace"),
     "os._exit replaced": (TWO, "import os\n_real = os._exit\n"
                                "os._exit = lambda code: _real(0)\n" + BUGGY, "os._exit"),
     "json.dumps replaced": (TWO, "import json\n_real = json.dumps\n"
@@ -406,3 +420,17 @@ def test_an_oracle_with_classes_helpers_and_decorators_still_votes(project: Repo
     assert res.code == 0, res.out + res.err
     runs = scorecard(project)["properties"]["sorting"]["runs"]
     assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 5)] * 2
+
+
+def test_a_tracer_set_while_a_conftest_imports_the_code_under_test_is_caught(
+        project: Repo) -> None:
+    """Set before the point where set-up is accepted (a conftest imports the package),
+    a trace function that is not the judge's is still named."""
+    project.write("properties/conftest.py", HEAD)
+    project.write("src/billing/__init__.py", JUMPER + BUGGY)
+    make_project(project, {"retry": SKIPPED})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "sys.settrace" in res.out, res.out
+    assert [r["outcome"] for r in scorecard(project)["properties"]["retry"]["runs"]] == \
+        ["error", "error"]
