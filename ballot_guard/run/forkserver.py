@@ -40,6 +40,7 @@ import sys
 # the project can run: a child reports and exits through these even when the code
 # under test replaces the module attributes (which the integrity check then names).
 _EXIT = os._exit
+_BUILTINS = sys.modules["builtins"]  # what every module and function of the oracle looks up
 _WRITE = os.write
 _OPEN = os.open
 _CLOSE = os.close
@@ -1002,6 +1003,12 @@ def _layers(obj: Any) -> list[Any]:
     return out
 
 
+def _real_builtins(value: Any) -> bool:
+    """Whether ``value`` is the builtins module or its dictionary (a module's or a
+    function's ``__builtins__``: replaced, ``sorted`` could mean anything there)."""
+    return value is _BUILTINS or value is _BUILTINS.__dict__
+
+
 def _code_file(obj: Any) -> str | None:
     code = getattr(obj, "__code__", None)
     where = getattr(code, "co_filename", None)
@@ -1047,6 +1054,10 @@ class _Oracle:
                     found.append(f"the test {item.nodeid} (its code is in "
                                  f"{_code_file(layer)}, not the oracle's)")
                     break
+                if not _real_builtins(getattr(layer, "__builtins__", _BUILTINS)):
+                    found.append(f"the test {item.nodeid} (other builtins than the "
+                                 "interpreter's)")
+                    break
         for name, mod in [(n, m) for n, m in list(sys.modules.items()) if n not in base]:
             path = getattr(mod, "__file__", None)
             ns = getattr(mod, "__dict__", None)
@@ -1059,6 +1070,8 @@ class _Oracle:
             except (OSError, UnicodeDecodeError):
                 names = None
             declared: set[str] = set()
+            if not _real_builtins(ns.get("__builtins__", _BUILTINS)):
+                found.append(f"{name}.__builtins__ (not the interpreter's)")
             if names is not None:
                 declared = names.declared
                 for key, value in list(ns.items()):

@@ -375,6 +375,10 @@ SWAPS = {
         "_prop.st = types.SimpleNamespace(**{**vars(_real),\n"
         "                                   'lists': lambda *a, **k: _real.just([])})\n")
         + DEDUPE, "not what its import gives"),
+    "the property's builtins replaced": (SORTS, FIND + (
+        "import builtins\n"
+        "_prop.__builtins__ = {**vars(builtins), 'sorted': lambda xs: list(xs)}\n")
+        + ARRANGE, "__builtins__"),
     "a constant of the oracle rebound": ("EXPECTED = 3\n" + HEAD + (
         "def test_retry_cap():\n    assert billing.max_attempts() == EXPECTED\n"),
         FIND + "_prop.EXPECTED = 4\n" + BUGGY, "not the value its code gives"),
