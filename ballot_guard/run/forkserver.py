@@ -358,7 +358,7 @@ except ImportError:  # pragma: no cover - no fork there either: no keeper
     resource = None  # type: ignore[assignment]
 from itertools import chain  # noqa: E402
 from operator import attrgetter, is_not  # noqa: E402
-from types import FunctionType, ModuleType  # noqa: E402
+from types import CodeType, FunctionType, ModuleType  # noqa: E402
 
 _CODE, _DEFAULTS, _KWDEFAULTS = (attrgetter("__code__"), attrgetter("__defaults__"),
                                  attrgetter("__kwdefaults__"))
@@ -1003,6 +1003,30 @@ def _layers(obj: Any) -> list[Any]:
     return out
 
 
+def _compiled(path: str, config: Any) -> dict[tuple[str, int], Any] | None:
+    """Every function's code in the file at ``path`` as pytest compiles it (its
+    assertions rewritten), by (name, first line); None where it cannot tell."""
+    try:
+        from pathlib import Path
+
+        from _pytest.assertion.rewrite import _rewrite_test
+        _, top = _rewrite_test(Path(path), config)
+    except Exception:  # noqa: BLE001 - another pytest, an unreadable file: not compared
+        return None
+    found: dict[tuple[str, int], Any] = {}
+    todo = [top]
+    while todo:
+        code = todo.pop()
+        found.setdefault((code.co_name, code.co_firstlineno), code)
+        todo.extend(c for c in code.co_consts if isinstance(c, CodeType))
+    return found
+
+
+def _code_file_of(mod: Any) -> str | None:
+    path = getattr(mod, "__file__", None)
+    return _REALPATH(path) if isinstance(path, str) else None
+
+
 def _real_builtins(value: Any) -> bool:
     """Whether ``value`` is the builtins module or its dictionary (a module's or a
     function's ``__builtins__``: replaced, ``sorted`` could mean anything there)."""
@@ -1023,6 +1047,7 @@ class _Oracle:
         self.dir = os.path.dirname(_REALPATH(target))
         self.top = _REALPATH(top)
         self.spaces: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+        self.functions = _Functions()  # the collected tests, wrapper by wrapper
 
     def _ours(self, real: str | None) -> bool:
         return real is not None and (_under(real, self.dir) or (
@@ -1047,13 +1072,30 @@ class _Oracle:
         """What is wrong with the collected tests and the oracle's modules now (modules
         in ``base``, loaded before the run, are the judge's: never the oracle's)."""
         found: list[str] = []
+        compiled: dict[str, dict[tuple[str, int], Any] | None] = {}
         for item in items:
             obj = getattr(item, "obj", None) if hasattr(item, "function") else None
+            self.functions.add(_layers(obj))  # their code, defaults, closures: kept
             for layer in _layers(obj):
                 if not self._allowed(layer):
                     found.append(f"the test {item.nodeid} (its code is in "
                                  f"{_code_file(layer)}, not the oracle's)")
                     break
+                real = _code_file(layer)
+                mod = getattr(item, "module", None)
+                if real is not None and real == _code_file_of(mod) and \
+                        "@py_builtins" in getattr(mod, "__dict__", {}) and \
+                        not hasattr(layer, "hypothesis"):  # pytest rewrote it; Hypothesis's
+                    # wrapper names the test's file and line as its own (not compared)
+                    if real not in compiled:
+                        compiled[real] = _compiled(real, getattr(item, "config", None))
+                    fresh = compiled[real]
+                    code = layer.__code__
+                    if fresh is not None and fresh.get((code.co_name, code.co_firstlineno)) \
+                            != code:
+                        found.append(f"the test {item.nodeid} (its code is not what "
+                                     f"{real} compiles to)")
+                        break
                 if not _real_builtins(getattr(layer, "__builtins__", _BUILTINS)):
                     found.append(f"the test {item.nodeid} (other builtins than the "
                                  "interpreter's)")
@@ -1093,13 +1135,15 @@ class _Oracle:
                         found.append(f"{name}.{key} (code of "
                                      f"{_code_file(_layers(value)[0]) or 'no file'})")
             self.spaces.append((name, ns, {k: v for k, v in ns.items() if k not in declared}))
+        self.functions._take()
         return found
 
     def changed(self) -> list[str]:
-        """The names of the oracle's modules rebound or removed since ``take`` (those
-        their functions declare ``global`` aside), and functions, classes or modules
-        added under new ones."""
-        found: list[str] = []
+        """The collected tests whose code, defaults or closure changed since ``take``;
+        the names of the oracle's modules rebound or removed (those their functions
+        declare ``global`` aside), and functions, classes or modules added under new
+        ones."""
+        found = [f"the test function {n}" for n in self.functions.changed()]
         for name, ns, then in self.spaces:
             now = {k: v for k, v in ns.items() if k in then or not _data(v)}
             if len(now) == len(then) and all(now.get(k, _MISSING) is v for k, v in then.items()):

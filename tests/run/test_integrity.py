@@ -379,6 +379,18 @@ SWAPS = {
         "import builtins\n"
         "_prop.__builtins__ = {**vars(builtins), 'sorted': lambda xs: list(xs)}\n")
         + ARRANGE, "__builtins__"),
+    "a later test's code swapped while the tests run": (HEAD + (
+        "def test_first():\n    billing.prime()\n"
+        "def test_retry_cap():\n    assert billing.max_attempts() == 3\n"), (
+        "def prime():\n" + "".join("    " + line + "\n" for line in FIND.splitlines())
+        + "    _prop.test_retry_cap.__code__ = (lambda: None).__code__\n") + BUGGY,
+        "the test function test_retry.test_retry_cap"),
+    "a test's code swapped for code that claims its file and line": ((
+        "def test_retry_cap():\n    assert billing.max_attempts() == 3\n") + HEAD, FIND + (
+        "_was = _prop.test_retry_cap.__code__\n"
+        "_prop.test_retry_cap.__code__ = (lambda: None).__code__.replace(\n"
+        "    co_filename=_was.co_filename, co_firstlineno=_was.co_firstlineno,\n"
+        "    co_name=_was.co_name)\n") + BUGGY, "compiles to"),
     "a constant of the oracle rebound": ("EXPECTED = 3\n" + HEAD + (
         "def test_retry_cap():\n    assert billing.max_attempts() == EXPECTED\n"),
         FIND + "_prop.EXPECTED = 4\n" + BUGGY, "not the value its code gives"),
