@@ -660,15 +660,22 @@ def _run_fresh(python: str, req: RunRequest, *, cwd: str, env: Mapping[str, str]
                discard: Callable[[str], None] = _remove) -> Run:
     """The fallback: one fresh process per run (its own process group)."""
     start = time.monotonic()
-    with open(req["log"], "wb") as log:
+    shown = {k: v for k, v in req.items() if k != "key"}  # the key goes on stdin, never in
+    with open(req["log"], "wb") as log:  # arguments a run could read (/proc/<pid>/cmdline)
         try:
             proc = subprocess.Popen(
-                [*forkserver_command(python, "once", top=top, tree=cwd), json.dumps(req)], cwd=cwd,
-                env={**env, **_private_env(req)}, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                [*forkserver_command(python, "once", top=top, tree=cwd), json.dumps(shown)],
+                cwd=cwd, env={**env, **_private_env(req)}, stdin=subprocess.PIPE, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             shutil.rmtree(req["dir"], ignore_errors=True)
             return Run("error", None, 0.0, detail=f"cannot start {python}: {exc}")
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(req.get("key", "").encode() + b"\n")
+        proc.stdin.close()
+    except OSError:
+        pass  # it is gone already: its end says why
     live.add(proc.pid)
     timed_out = False
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -450,3 +451,33 @@ def test_a_tracer_set_while_a_conftest_imports_the_code_under_test_is_caught(
     assert "sys.settrace" in res.out, res.out
     assert [r["outcome"] for r in scorecard(project)["properties"]["retry"]["runs"]] == \
         ["error", "error"]
+
+
+NO_KEY_IN_SIGHT = (
+    "import os\n"
+    "def test_the_key_is_not_in_sight():\n"
+    "    pid, seen = os.getpid(), []\n"
+    "    while pid > 1:\n"
+    "        with open(f'/proc/{pid}/cmdline', 'rb') as f:\n"
+    "            seen.append(f.read())\n"
+    "        with open(f'/proc/{pid}/stat', 'rb') as f:\n"
+    "            pid = int(f.read().rsplit(b')', 1)[1].split()[1])\n"
+    "    assert seen and not any(b'\"key\"' in s for s in seen)\n"
+    "    assert not any('key' in k.lower() for k in os.environ if k.startswith('BALLOT'))\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_one_process_per_run_gets_its_key_on_stdin_alone(project: Repo,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the fork server, each run's request is a command line: the key is not
+    in it (nor in any ancestor's), and a result the run forges is still refused."""
+    monkeypatch.setenv("BALLOT_GUARD_NO_FORK", "1")
+    make_project(project, {"sight": NO_KEY_IN_SIGHT})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    project.write("src/billing/__init__.py",
+                  FORGERS["written before the judge, then an exit 0"] + BUGGY)
+    make_project(project, {"retry": TWO})
+    res = run_cli(["gate", "--property", "retry"], project.path)
+    assert res.code == 4, res.out + res.err
+    assert "does not carry the judge's signature" in res.out, res.out
