@@ -9,6 +9,8 @@ node on an added line that reaches into the judge at run time:
   settings included), ``builtins`` and ballot-guard itself, or the process's
   exits and hooks (``os._exit``, ``sys.exit``, ``sys.excepthook``,
   ``sys.modules``, import hooks);
+- rewrites what a function or module runs (``__code__``, ``__defaults__``,
+  ``__kwdefaults__``, a ``__builtins__`` attribute);
 - reaches the runner through frames, tracing or the garbage collector
   (``sys._getframe``, ``inspect.stack``/``currentframe``/``getouterframes``,
   ``gc.get_objects``/``get_referrers``, ``f_back``, ``f_locals``,
@@ -54,6 +56,8 @@ FRAME_CALLS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents",
 })
 FRAME_ATTRS = frozenset({"f_back", "f_locals", "f_globals", "f_builtins"})
+# What a function or module runs with: rewritten, a test runs other code than its file's.
+CODE_PARTS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__builtins__"})
 IMPORT_HOOKS = frozenset({"sys.meta_path", "sys.path_hooks"})
 PROFILE_CALLS = frozenset({"register_profile", "load_profile"})
 ENV_PREFIXES = ("PYTEST", "HYPOTHESIS", "BALLOT_GUARD", "PYTHON", "GIT_", "PY_COLORS",
@@ -239,6 +243,8 @@ class _Walker:
             name = self.dotted(t)
             if self._judged(name):
                 self.add(t, f"{verb} {name}")
+            elif t.attr in CODE_PARTS:
+                self.add(t, f"{verb} an object's {t.attr} (the code it runs)")
         elif isinstance(t, ast.Subscript):
             name = self.dotted(t)
             base = self.dotted(t.value)

@@ -50,6 +50,10 @@ TECHNIQUES: dict[str, tuple[str, int, str]] = {
     "tuple target": ("import os\nos._exit, a = print, 1\n", 2, "os._exit"),
     "sys._getframe": ("import sys\nf = sys._getframe(2)\n", 2, "sys._getframe"),
     "f_back": ("def f(frame):\n    return frame.f_back\n", 2, "f_back"),
+    "__code__": ("def f(t):\n    t.__code__ = (lambda: None).__code__\n", 2, "__code__"),
+    "__defaults__": ("import m\nm.check.__defaults__ = (0,)\n", 2, "__defaults__"),
+    "module __builtins__": ("import sys\nsys.modules['p'].__builtins__ = {}\n", 2,
+                            "__builtins__"),
     "f_locals via traceback": (("try:\n    1 / 0\nexcept Exception as e:\n"
                                 "    x = e.__traceback__.tb_frame.f_locals\n"), 4, "f_locals"),
     "inspect.stack": ("import inspect\nfor fr in inspect.stack():\n    pass\n", 2,
