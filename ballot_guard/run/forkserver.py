@@ -884,16 +884,16 @@ def _from_main(base: set[str]) -> list[str]:
 # test) and while the tests run, in the same process: it can rebind what the oracle's
 # modules hold (a test function swapped for one that passes, a reference such as
 # ``sorted`` shadowed in the property's globals, a helper of the properties directory
-# replaced) without touching a judge module.  So, once the property is collected:
-# every collected test's code, layer by layer of its wrappers, must lie in the oracle
-# (the property's directory, a conftest.py) or in the judge; no function, class or
-# module may sit in an oracle module under a name its code does not bind; a name its
-# code binds with ``def`` must hold a function written in that file; and from there to
-# the session's end none of those names may change.
+# replaced) without touching a judge module.  So, once the property is collected
+# (``_Oracle.take``): every collected test's code, wrapper by wrapper, must lie in the
+# oracle, the judge or the interpreter's installation, and a test written in the
+# property file must be what pytest compiles it to; the oracle's modules (the property's
+# directory, the conftests) may hold nothing under a name their code does not bind, and
+# what an import, a literal or a ``def`` binds must be what it gives; their builtins are
+# the interpreter's.  From there to the session's end (``_Oracle.changed``) none of it
+# may change but the names their functions declare ``global``.
 
-_MODULE_NAMES = frozenset({"__name__", "__doc__", "__package__", "__loader__", "__spec__",
-                           "__file__", "__cached__", "__builtins__", "__annotations__",
-                           "@py_builtins", "@pytest_ar"})
+_PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})  # pytest's assertion rewriting's
 
 
 class _Bound(NamedTuple):
@@ -1040,8 +1040,8 @@ def _code_file(obj: Any) -> str | None:
 
 
 class _Oracle:
-    """The oracle's modules as the property's collection left them (``_MODULE_NAMES``
-    aside): what the check at the session's end compares with."""
+    """The oracle's modules and the collected tests as the property's collection left
+    them: what the check at the session's end compares with."""
 
     def __init__(self, target: str, top: str) -> None:
         self.dir = os.path.dirname(_REALPATH(target))
@@ -1082,9 +1082,9 @@ class _Oracle:
                                  f"{_code_file(layer)}, not the oracle's)")
                     break
                 real = _code_file(layer)
-                mod = getattr(item, "module", None)
-                if real is not None and real == _code_file_of(mod) and \
-                        "@py_builtins" in getattr(mod, "__dict__", {}) and \
+                home = getattr(item, "module", None)
+                if real is not None and real == _code_file_of(home) and \
+                        "@py_builtins" in getattr(home, "__dict__", {}) and \
                         not hasattr(layer, "hypothesis"):  # pytest rewrote it; Hypothesis's
                     # wrapper names the test's file and line as its own (not compared)
                     if real not in compiled:
@@ -1101,9 +1101,8 @@ class _Oracle:
                                  "interpreter's)")
                     break
         for name, mod in [(n, m) for n, m in list(sys.modules.items()) if n not in base]:
-            path = getattr(mod, "__file__", None)
             ns = getattr(mod, "__dict__", None)
-            real = _REALPATH(path) if isinstance(path, str) else None
+            real = _code_file_of(mod)
             if not isinstance(ns, dict) or not self._ours(real) or not str(real).endswith(".py"):
                 continue
             try:
@@ -1117,7 +1116,7 @@ class _Oracle:
             if names is not None:
                 declared = names.declared
                 for key, value in list(ns.items()):
-                    if not isinstance(key, str) or key in _MODULE_NAMES or (
+                    if not isinstance(key, str) or key in _PYTEST_NAMES or (
                             key.startswith("__") and key.endswith("__")) or (
                             type(value) is ModuleType and value.__name__ == f"{name}.{key}"):
                         continue  # a dunder, or a submodule the import system set here
@@ -1131,9 +1130,11 @@ class _Oracle:
                         then = names.literals[key]
                         if type(value) is not type(then) or value != then:
                             found.append(f"{name}.{key} (not the value its code gives)")
-                    elif key in names.defs and not all(map(self._allowed, _layers(value))):
-                        found.append(f"{name}.{key} (code of "
-                                     f"{_code_file(_layers(value)[0]) or 'no file'})")
+                    elif key in names.defs:
+                        layers = _layers(value)
+                        if not all(map(self._allowed, layers)):
+                            found.append(f"{name}.{key} (code of "
+                                         f"{_code_file(layers[0]) or 'no file'})")
             self.spaces.append((name, ns, {k: v for k, v in ns.items() if k not in declared}))
         self.functions._take()
         return found
