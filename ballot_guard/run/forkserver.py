@@ -1776,6 +1776,7 @@ def _flushed_exit(code: int, exit_: Any = _EXIT) -> None:
 # was killed) is killed all the same.
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 _LIBC: Any = None
 
 
@@ -1792,6 +1793,19 @@ def _subreaper() -> bool:
         return bool(_libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except Exception:  # noqa: BLE001 - not Linux: the run's process group is all we end
         return False
+
+
+def _with_parent(parent: int, stop: Callable[..., None]) -> None:
+    """``stop()`` once ``parent`` is gone: the process that waits for this keeper (the
+    serving parent, or the gate itself for a fresh process) ended without ending the
+    run, killed hard.  Nobody would judge the run then, nor end it at its timeout."""
+    import signal
+    try:
+        _libc().prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except Exception:  # noqa: BLE001 - not Linux: the gate's own end of it is all there is
+        return
+    if os.getppid() != parent:  # it was gone before the request was made
+        stop()
 
 
 def _idle() -> None:
@@ -1979,6 +1993,7 @@ def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
     import signal
 
     code = CRASH
+    parent = os.getppid()
     try:
         reaper = _subreaper()
         me = os.getpid()
@@ -2015,6 +2030,7 @@ def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
             signal.alarm(2)
 
         signal.signal(signal.SIGTERM, stop)  # a timeout, or the gate stopping
+        _with_parent(parent, stop)  # or the one waiting for this keeper gone
         if go_fd is not None:
             go = os.read(go_fd, 1)
             os.close(go_fd)
@@ -2365,6 +2381,11 @@ def serve(policy: str | None = None) -> int:
             for _pid, go in prepared.values():
                 os.close(go)  # a prepared child reads EOF and runs nothing
             prepared.clear()
+            for pid in running:  # the gate is gone (it ends its runs before it closes
+                try:  # this pipe): nobody judges these, nor ends them at their timeout;
+                    os.kill(pid, signal.SIGTERM)  # each keeper ends its run and the rest
+                except OSError:
+                    pass
             continue
         buf += data
         while b"\n" in buf:

@@ -209,6 +209,55 @@ def test_nothing_is_left_after_a_timed_out_run(project: Repo, marker: str, mode:
     assert res.out.splitlines().count(warning("stuck", 4, 2)) == 1
 
 
+HANGS = ("import subprocess, sys, time\n"
+         "def test_hangs():\n"
+         "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+         "    time.sleep(300)\n")
+
+
+def sleepers(marker: str) -> list[int]:
+    """The marked processes the hanging property started (``time.sleep(300)``)."""
+    found = []
+    for pid in marked(marker):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"time.sleep(300)" in f.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def gone_within(marker: str, seconds: float) -> list[int]:
+    """What is still marked after ``seconds`` at most (nothing, as soon as it is so)."""
+    deadline = time.monotonic() + seconds
+    while (left := marked(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.mark.parametrize(("mode", "fresh"), TIMED_OUT)
+def test_nothing_is_left_after_the_gate_is_killed_hard(project: Repo, marker: str, mode: str,
+                                                       fresh: bool) -> None:
+    """A gate killed with SIGKILL (a cancelled CI job, the OOM killer) cannot end its runs,
+    and a run's timeout was the gate's to enforce: the runner sees its requests' pipe
+    close, each run's keeper sees the one it answers to gone, and they end the run and
+    all it started, long before the run would have ended on its own."""
+    make_project(project, {"hangs": HANGS}, table=mode + "timeout = 600\n")
+    env = {**os.environ, **({"BALLOT_GUARD_NO_FORK": "1"} if fresh else {})}
+    gate = subprocess.Popen([sys.executable, "-m", "ballot_guard", "gate"], cwd=project.path,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not sleepers(marker) and gate.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleepers(marker), "the property's run never started its process"
+    finally:
+        gate.kill()
+        gate.wait()
+    assert gone_within(marker, 15) == []
+
+
 # --- a run prepared ahead waits at the idle priority ------------------------------------
 
 OWN_POLICY = (
