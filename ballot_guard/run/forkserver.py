@@ -1003,14 +1003,20 @@ def _layers(obj: Any) -> list[Any]:
     return out
 
 
-def _compiled(path: str, config: Any) -> dict[tuple[str, int], Any] | None:
-    """Every function's code in the file at ``path`` as pytest compiles it (its
-    assertions rewritten), by (name, first line); None where it cannot tell."""
+def _compiled(path: str, config: Any, rewritten: bool) -> dict[tuple[str, int], Any] | None:
+    """Every function's code in the file at ``path`` as it was compiled for the run: by
+    pytest, its assertions rewritten, or (``rewritten`` False: ``--assert=plain``,
+    ``PYTEST_DONT_REWRITE``) as the import system compiles a source file; by (name,
+    first line).  None where it cannot tell."""
     try:
-        from pathlib import Path
+        if rewritten:
+            from pathlib import Path
 
-        from _pytest.assertion.rewrite import _rewrite_test
-        _, top = _rewrite_test(Path(path), config)
+            from _pytest.assertion.rewrite import _rewrite_test
+            _, top = _rewrite_test(Path(path), config)
+        else:
+            with open(path, "rb") as f:
+                top = compile(f.read(), path, "exec", dont_inherit=True)
     except Exception:  # noqa: BLE001 - another pytest, an unreadable file: not compared
         return None
     found: dict[tuple[str, int], Any] = {}
@@ -1072,7 +1078,7 @@ class _Oracle:
         """What is wrong with the collected tests and the oracle's modules now (modules
         in ``base``, loaded before the run, are the judge's: never the oracle's)."""
         found: list[str] = []
-        compiled: dict[str, dict[tuple[str, int], Any] | None] = {}
+        compiled: dict[tuple[str, bool], dict[tuple[str, int], Any] | None] = {}
         for item in items:
             obj = getattr(item, "obj", None) if hasattr(item, "function") else None
             self.functions.add(_layers(obj))  # their code, defaults, closures: kept
@@ -1084,12 +1090,12 @@ class _Oracle:
                 real = _code_file(layer)
                 home = getattr(item, "module", None)
                 if real is not None and real == _code_file_of(home) and \
-                        "@py_builtins" in getattr(home, "__dict__", {}) and \
-                        not hasattr(layer, "hypothesis"):  # pytest rewrote it; Hypothesis's
-                    # wrapper names the test's file and line as its own (not compared)
-                    if real not in compiled:
-                        compiled[real] = _compiled(real, getattr(item, "config", None))
-                    fresh = compiled[real]
+                        not hasattr(layer, "hypothesis"):  # Hypothesis's wrapper names the
+                    # test's file and line as its own (not compared)
+                    how = (real, "@py_builtins" in getattr(home, "__dict__", {}))  # rewritten
+                    if how not in compiled:
+                        compiled[how] = _compiled(real, getattr(item, "config", None), how[1])
+                    fresh = compiled[how]
                     code = layer.__code__
                     if fresh is not None and fresh.get((code.co_name, code.co_firstlineno)) \
                             != code:

@@ -392,6 +392,13 @@ SWAPS = {
         "_prop.test_retry_cap.__code__ = (lambda: None).__code__.replace(\n"
         "    co_filename=_was.co_filename, co_firstlineno=_was.co_firstlineno,\n"
         "    co_name=_was.co_name)\n") + BUGGY, "compiles to"),
+    "a test's code swapped in a file pytest does not rewrite": ((
+        '"""PYTEST_DONT_REWRITE"""\n'
+        "def test_retry_cap():\n    assert billing.max_attempts() == 3\n") + HEAD, FIND + (
+        "_was = _prop.test_retry_cap.__code__\n"
+        "_prop.test_retry_cap.__code__ = (lambda: None).__code__.replace(\n"
+        "    co_filename=_was.co_filename, co_firstlineno=_was.co_firstlineno,\n"
+        "    co_name=_was.co_name)\n") + BUGGY, "compiles to"),
     "a constant of the oracle rebound": ("EXPECTED = 3\n" + HEAD + (
         "def test_retry_cap():\n    assert billing.max_attempts() == EXPECTED\n"),
         FIND + "_prop.EXPECTED = 4\n" + BUGGY, "not the value its code gives"),
@@ -437,6 +444,30 @@ def test_an_oracle_with_classes_helpers_and_decorators_still_votes(project: Repo
     assert res.code == 0, res.out + res.err
     runs = scorecard(project)["properties"]["sorting"]["runs"]
     assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 5)] * 2
+
+
+@pytest.mark.parametrize("plain", ["docstring", "config"])
+def test_an_oracle_pytest_does_not_rewrite_still_votes(project: Repo, plain: str) -> None:
+    """A file compiled as the import system compiles it (``PYTEST_DONT_REWRITE``, or
+    ``--assert=plain``) is compared with that compile, and its honest code votes."""
+    prop = ("import pytest\n"
+            "def helper(xs):\n    return sorted(xs)\n"
+            "class TestSorted:\n"
+            "    def test_reference(self):\n"
+            "        def inner():\n            return helper([2, 1])\n"
+            "        assert inner() == [1, 2]\n"
+            "@pytest.mark.parametrize('x', [1, 2])\n"
+            "def test_cases(x):\n    assert helper([x]) == [x]\n")
+    table = ""
+    if plain == "docstring":
+        prop = '"""PYTEST_DONT_REWRITE"""\n' + prop
+    else:
+        table = '[tool.pytest.ini_options]\naddopts = "--assert=plain"\n'
+    make_project(project, {"sorting": prop}, table=table)
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    runs = scorecard(project)["properties"]["sorting"]["runs"]
+    assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 3)] * 2
 
 
 def test_a_tracer_set_while_a_conftest_imports_the_code_under_test_is_caught(
