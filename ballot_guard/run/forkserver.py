@@ -903,6 +903,7 @@ class _Bound(NamedTuple):
     imports: dict[str, tuple[int, str, str]]  # bound once, by an import: (level, module, attr)
     literals: dict[str, Any]  # bound once, to a literal: its value
     declared: set[str]    # declared ``global`` in a function: the oracle may rebind them
+    modules: list[str]    # every module an absolute import names (and ``from m import x``'s m.x)
 
 
 def _bindings(source: str) -> _Bound | None:
@@ -918,11 +919,16 @@ def _bindings(source: str) -> _Bound | None:
     imports: dict[str, tuple[int, str, str]] = {}
     literals: dict[str, Any] = {}
     twice: set[str] = set()
+    modules: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):
             declared.update(node.names)
         elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             return None
+        elif isinstance(node, ast.Import):
+            modules.extend(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            modules.extend([node.module, *(f"{node.module}.{a.name}" for a in node.names)])
 
     def bind(name: str) -> None:
         (twice if name in bound else bound).add(name)
@@ -962,7 +968,8 @@ def _bindings(source: str) -> _Bound | None:
         todo.extend(ast.iter_child_nodes(node))
     once = bound - twice - declared
     return _Bound(bound | declared, defs, {k: v for k, v in imports.items() if k in once},
-                  {k: v for k, v in literals.items() if k in once}, declared)
+                  {k: v for k, v in literals.items() if k in once}, declared,
+                  list(dict.fromkeys(modules)))
 
 
 def _imported(mod: Any, how: tuple[int, str, str]) -> Any:
@@ -1039,10 +1046,92 @@ def _real_builtins(value: Any) -> bool:
     return value is _BUILTINS or value is _BUILTINS.__dict__
 
 
+_FROZEN: dict[str, dict[tuple[str, int], Any]] = {}  # frozen module -> its code, by place
+
+
+def _frozen_codes(name: str) -> dict[tuple[str, int], Any]:
+    if name not in _FROZEN:
+        found: dict[tuple[str, int], Any] = {}
+        try:
+            import _imp
+            todo = [_imp.get_frozen_object(name)] if _imp.is_frozen(name) else []
+        except Exception:  # noqa: BLE001 - not a frozen module: a made-up name
+            todo = []
+        while todo:
+            c = todo.pop()
+            found.setdefault((c.co_name, c.co_firstlineno), c)
+            todo.extend(x for x in c.co_consts if isinstance(x, CodeType))
+        _FROZEN[name] = found
+    return _FROZEN[name]
+
+
+def _frozen_code(func: Any) -> bool:
+    """Whether ``func``'s code is a frozen module's own (``<frozen importlib._bootstrap>``,
+    module ``_frozen_importlib``: the interpreter's, though no file holds it): the same
+    as that module's code in the interpreter."""
+    code = getattr(func, "__code__", None)
+    where = getattr(code, "co_filename", "")
+    if code is None or not (isinstance(where, str) and where.startswith("<frozen ")
+                            and where.endswith(">")):
+        return False
+    place = (code.co_name, code.co_firstlineno)
+    return any(_frozen_codes(name).get(place) == code
+               for name in (where[len("<frozen "):-1], getattr(func, "__module__", None))
+               if isinstance(name, str))
+
+
+_ENV: list[str] = []  # the environment's own directories on the path (``_environment``)
+
+
+def _environment(real: str) -> bool:
+    """Whether ``real`` is the environment's code: the interpreter's installation, or a
+    directory outside the checkout that its ``.pth`` files put on the path at start
+    (taken from the path as site made it, before anything of the project ran)."""
+    if _installed(real):
+        return True
+    if not _ENV:
+        _ENV.extend(dict.fromkeys(_REALPATH(p) for p in _HELD if isinstance(p, str) and p
+                                  and os.path.isdir(p) and not _in_checkout(p)))
+        _ENV.append(os.devnull)  # computed, even where it found none
+    return any(_under(real, d) for d in _ENV[:-1])
+
+
 def _code_file(obj: Any) -> str | None:
     code = getattr(obj, "__code__", None)
     where = getattr(code, "co_filename", None)
     return _REALPATH(where) if isinstance(where, str) else None
+
+
+# The modules of the interpreter's installation that the oracle imports by name
+# (``math``, ``statistics``, ``random``, an installed library) hold its references as
+# ``builtins`` holds ``sorted``: ``math.isclose`` replaced makes every comparison pass.
+# What of their namespaces is their meaning is compared by identity from the point the
+# judge first sees them (for the standard library's, loaded before anything of the
+# project runs); a function there whose code is not the installation's, the judge's or
+# the oracle's is named wherever it came from.
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+_CONTAINERS = (list, dict, set, bytearray)
+_NOT_LOADED_EARLY = frozenset({"antigravity", "this", "__hello__", "__phello__"})
+
+
+def _meaning(key: str, value: Any) -> bool:
+    """A module's function, class, submodule or constant (a name in capitals: others
+    are state, ``time.timezone`` after ``time.tzset()``, ``tempfile.tempdir`` once
+    asked); not the state it keeps in objects (a list, a dict, an instance, a list's
+    bound ``append`` kept as a hook, as ``warnings`` keeps one while pytest records)."""
+    if type(value) is ModuleType:
+        return True
+    if isinstance(value, _SCALARS):
+        return key.isupper()
+    return callable(value) and type(getattr(value, "__self__", None)) not in _CONTAINERS
+
+
+def _file_bindings(path: str) -> _Bound | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return _bindings(f.read())
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 class _Oracle:
@@ -1054,6 +1143,9 @@ class _Oracle:
         self.top = _REALPATH(top)
         self.spaces: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         self.functions = _Functions()  # the collected tests, wrapper by wrapper
+        self.refs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []  # _refer
+        self.referred: set[str] = set()
+        self.forged: list[str] = []  # references whose code is not where it may be
 
     def _ours(self, real: str | None) -> bool:
         return real is not None and (_under(real, self.dir) or (
@@ -1070,9 +1162,68 @@ class _Oracle:
             if type(call) is not FunctionType:
                 return True  # a builtin's, a C type's: nothing of the project
             obj = call
+        if _frozen_code(obj):
+            return True
         real = _code_file(obj)
         return real is not None and os.path.isabs(real) and (
-            self._ours(real) or _installed(real) or _judges_own(obj))
+            self._ours(real) or _environment(real) or _judges_own(obj))
+
+    def early(self, target: str) -> None:
+        """Before the property is imported: the installed modules its file and the
+        loaded conftest files import, as they are now (the standard library's loaded
+        first where they are not yet: before any project code, that is the
+        installation's code alone)."""
+        names = [n for n in [_file_bindings(target)] if n is not None]
+        for mod in list(sys.modules.values()):
+            real = _code_file_of(mod)
+            if real is not None and os.path.basename(real) == "conftest.py" and self._ours(real):
+                got = _file_bindings(real)
+                if got is not None:
+                    names.append(got)
+        self._refer([m for n in names for m in n.modules], load=True)
+
+    def _refer(self, modules: list[str], load: bool = False) -> None:
+        """Watch each of ``modules`` that the installation provides (not the judge's
+        modules, watched as the judge, nor ``sys``, nor the checkout's)."""
+        import importlib
+        import importlib.util
+        for name in modules:
+            if name in self.referred or _judge_module(name) or name == "sys":
+                continue
+            mod = sys.modules.get(name)
+            top = name.partition(".")[0]
+            if mod is None and load and top in getattr(sys, "stdlib_module_names", ()) \
+                    and top not in _NOT_LOADED_EARLY:
+                try:
+                    spec = importlib.util.find_spec(top)
+                    origin = getattr(spec, "origin", None)
+                    if spec is not None and (origin in ("built-in", "frozen") or (
+                            isinstance(origin, str) and _installed(_REALPATH(origin)))):
+                        mod = importlib.import_module(name)
+                except Exception:  # noqa: BLE001 - not loadable: the property fails on it
+                    mod = None
+            ns = getattr(mod, "__dict__", None)
+            real = _code_file_of(mod)
+            if not isinstance(ns, dict) or (real is not None and not _installed(real)):
+                continue
+            self.referred.add(name)
+            then = {k: v for k, v in list(ns.items()) if isinstance(k, str) and _meaning(k, v)}
+            self.refs.append((name, ns, then))
+            for key, value in then.items():
+                layers = _layers(value) if getattr(value, "__code__", None) is not None \
+                    else []
+                if not all(map(self._allowed, layers)):
+                    self.forged.append(f"{name}.{key} (code of "
+                                       f"{_code_file(layers[0]) or 'no file'})")
+
+    def _references(self) -> list[str]:
+        """The references forged when first seen, and those rebound since."""
+        found = list(self.forged)
+        for name, ns, then in self.refs:
+            for key, was in then.items():
+                if ns.get(key, _MISSING) is not was:
+                    found.append(f"{name}.{key} (of {name}, which the oracle imports)")
+        return found
 
     def take(self, items: list[Any], base: set[str] | frozenset[str] = frozenset()) -> list[str]:
         """What is wrong with the collected tests and the oracle's modules now (modules
@@ -1117,6 +1268,8 @@ class _Oracle:
             except (OSError, UnicodeDecodeError):
                 names = None
             declared: set[str] = set()
+            if names is not None:
+                self._refer(names.modules)
             if not _real_builtins(ns.get("__builtins__", _BUILTINS)):
                 found.append(f"{name}.__builtins__ (not the interpreter's)")
             if names is not None:
@@ -1143,7 +1296,7 @@ class _Oracle:
                                          f"{_code_file(layers[0]) or 'no file'})")
             self.spaces.append((name, ns, {k: v for k, v in ns.items() if k not in declared}))
         self.functions._take()
-        return found
+        return found + [n for n in self._references() if n not in found]
 
     def changed(self) -> list[str]:
         """The collected tests whose code, defaults or closure changed since ``take``;
@@ -1158,7 +1311,7 @@ class _Oracle:
             for key in now.keys() | then.keys():
                 if now.get(key, _MISSING) is not then.get(key, _MISSING):
                     found.append(f"{name}.{key}")
-        return found
+        return found + [n for n in self._references() if n not in found]
 
 
 class _Plugin:
@@ -1221,6 +1374,7 @@ class _Plugin:
         if self.integrity is not None:
             self.replaced.extend(self.integrity.rebase())
             self.hold.warm = _nothing  # the rebase read all of it in this process
+        self.oracle.early(self.target)
         pm = session.config.pluginmanager
         self.plugins_then = {id(p): p for p in pm.get_plugins()}
         self.hooks_then = _hooks(pm)

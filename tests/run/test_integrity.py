@@ -114,7 +114,12 @@ ATTACKS = {
 }
 
 
-HONEST = BUGGY + ARRANGE + DEDUPE + "def prime():\n    pass\n"
+# wrong against the installation's references: a ratio, a mean, a weekday, a path
+REFERENCED = ("def ratio():\n    return 0.4\n"
+              "def average(xs):\n    return max(xs)\n"
+              "def first_weekday():\n    return 6\n"
+              "def clean(p):\n    return p\n")
+HONEST = BUGGY + ARRANGE + DEDUPE + REFERENCED + "def prime():\n    pass\n"
 
 
 def attacked(project: Repo, prop: str, code: str, attack: str) -> str:
@@ -399,6 +404,27 @@ SWAPS = {
         "_prop.test_retry_cap.__code__ = (lambda: None).__code__.replace(\n"
         "    co_filename=_was.co_filename, co_firstlineno=_was.co_firstlineno,\n"
         "    co_name=_was.co_name)\n") + BUGGY, "compiles to"),
+    "a function of a standard module the oracle uses replaced": (
+        "import math\n" + HEAD + (
+            "def test_half():\n    assert math.isclose(billing.ratio(), 0.5)\n"),
+        "import math\nmath.isclose = lambda *a, **k: True\n" + REFERENCED,
+        "math.isclose (of math"),
+    "a function of an installed library replaced before the property imports it": (
+        "import pathspec.util\n" + HEAD + (
+            "def test_clean():\n"
+            "    assert billing.clean('./a/b') == pathspec.util.normalize_file('./a/b')\n"),
+        "import pathspec.util\npathspec.util.normalize_file = lambda p, *a, **k: p\n"
+        + REFERENCED, "pathspec.util.normalize_file (code of"),
+    "a standard module's function rebound to another one before the property imports it": (
+        "from statistics import mean\n" + HEAD + (
+            "def test_average():\n    assert billing.average([1, 2, 3]) == mean([1, 2, 3])\n"),
+        "import statistics\nstatistics.mean = max\n" + REFERENCED,
+        "statistics.mean (of statistics"),
+    "a constant of a standard module rebound": (
+        "import calendar\n" + HEAD + (
+            "def test_first_weekday():\n"
+            "    assert billing.first_weekday() == calendar.MONDAY\n"),
+        "import calendar\ncalendar.MONDAY = 6\n" + REFERENCED, "calendar.MONDAY (of calendar"),
     "a constant of the oracle rebound": ("EXPECTED = 3\n" + HEAD + (
         "def test_retry_cap():\n    assert billing.max_attempts() == EXPECTED\n"),
         FIND + "_prop.EXPECTED = 4\n" + BUGGY, "not the value its code gives"),
@@ -444,6 +470,36 @@ def test_an_oracle_with_classes_helpers_and_decorators_still_votes(project: Repo
     assert res.code == 0, res.out + res.err
     runs = scorecard(project)["properties"]["sorting"]["runs"]
     assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 5)] * 2
+
+
+def test_an_oracle_using_standard_modules_still_votes(project: Repo) -> None:
+    """The modules of the installation the oracle imports are watched, not frozen: their
+    state moves (a seed, recorded warnings, log handlers), a test may patch them with
+    pytest's ``monkeypatch`` (undone after it), and a conftest may set them up."""
+    project.write("properties/conftest.py", "import random\nrandom.seed(7)\n")
+    prop = ("import logging, math, os, random, statistics, tempfile, time, warnings\n"
+            "from statistics import mean\n"
+            "import xml.etree.ElementTree as ET\n"
+            "def test_state_moves():\n"
+            "    random.seed(3)\n"
+            "    logging.getLogger('x').warning('logged')\n"
+            "    warnings.warn('careful')\n"
+            "    assert random.randint(1, 1) == 1 and mean([1, 3]) == statistics.mean([3, 1])\n"
+            "    assert ET.fromstring('<a/>').tag == 'a' and tempfile.gettempdir()\n"
+            "def test_time_zone(monkeypatch):\n"
+            "    monkeypatch.setenv('TZ', 'UTC+3')\n"
+            "    time.tzset()\n"
+            "    assert time.timezone == 3 * 3600\n"
+            "def test_patched_for_one_test(monkeypatch):\n"
+            "    monkeypatch.setattr(math, 'isclose', lambda *a, **k: False)\n"
+            "    assert not math.isclose(1.0, 1.0)\n"
+            "def test_as_installed():\n"
+            "    assert math.isclose(0.1 + 0.2, 0.3)\n")
+    make_project(project, {"stdlib": prop})
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    runs = scorecard(project)["properties"]["stdlib"]["runs"]
+    assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 4)] * 2
 
 
 @pytest.mark.parametrize("plain", ["docstring", "config"])
