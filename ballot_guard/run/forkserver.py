@@ -1174,7 +1174,9 @@ class _Oracle:
         first where they are not yet: before any project code, that is the
         installation's code alone)."""
         names = [n for n in [_file_bindings(target)] if n is not None]
-        for mod in list(sys.modules.values()):
+        for name, mod in list(sys.modules.items()):
+            if name.rpartition(".")[2] != "conftest":  # how pytest names a conftest module
+                continue
             real = _code_file_of(mod)
             if real is not None and os.path.basename(real) == "conftest.py" and self._ours(real):
                 got = _file_bindings(real)
