@@ -1883,6 +1883,7 @@ def _child(req: RunRequest, go_fd: int, ready_fd: int | None = None,
     project code was imported before that point) and waits for "go" on ``go_fd``."""
     code = CRASH
     try:
+        _dumpable(True)  # the run's own process, as any other (its keeper's is not)
         os.setsid()  # its own session and process group: what it starts stays with it
         if req.get("idle"):
             _idle()
@@ -1939,6 +1940,7 @@ def _flushed_exit(code: int, exit_: Any = _EXIT) -> None:
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 _LIBC: Any = None
 
 
@@ -1955,6 +1957,18 @@ def _subreaper() -> bool:
         return bool(_libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except Exception:  # noqa: BLE001 - not Linux: the run's process group is all we end
         return False
+
+
+def _dumpable(on: bool) -> None:
+    """Whether other processes of this user may look into this one through ``/proc``
+    (its descriptors, memory, environment): not the serving parent nor a keeper, which
+    hold the pipes every run's end is reported through (a run that wrote a forged
+    line into one ended another run early); a run, as any process, may (Linux
+    ``PR_SET_DUMPABLE``; a process with ``CAP_SYS_PTRACE`` still may look)."""
+    try:
+        _libc().prctl(PR_SET_DUMPABLE, int(on), 0, 0, 0)
+    except Exception:  # noqa: BLE001 - not Linux: nothing of this kind to close
+        pass
 
 
 def _with_parent(parent: int, stop: Callable[..., None]) -> None:
@@ -2444,6 +2458,7 @@ def serve(policy: str | None = None) -> int:
 
     gc.disable()  # until everything every run needs is loaded (``_preimport``)
     isolation = _enter_sandbox(policy)
+    _dumpable(False)  # its keepers inherit it; each run gives it up (``_child``)
     private = os.dup(1)
     os.dup2(2, 1)
     out = os.fdopen(private, "w", buffering=1)
@@ -2630,6 +2645,7 @@ def once(request: str) -> int:
     def start(_go: int) -> None:
         code = CRASH
         try:
+            _dumpable(True)
             os.setsid()
             import signal
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -2637,6 +2653,7 @@ def once(request: str) -> int:
         finally:
             _flushed_exit(code)
 
+    _dumpable(False)  # the keeper: its pipes are the gate's
     _keep(req, None, start)
     return CRASH
 

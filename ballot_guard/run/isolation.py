@@ -5,10 +5,22 @@ kernel allows it and reports the isolation in force; this module builds the
 policy from the configuration and the repository, refuses (4) a gate that
 asked for ``sandbox = "required"`` and did not get it, and words the record for
 the gate's header.
+
+It also takes the gate's own process out of its runs' sight while it votes
+(``hide``).  The gate holds the write end of the runner's request pipe, the read
+end of its replies and every run's signing key.  At the hermetic level a run is a
+process of the same user, and ``/proc/<gate>/fd`` or ``/proc/<gate>/mem`` would hand
+it all of that; a process that is not "dumpable" (Linux ``PR_SET_DUMPABLE``) shows
+those files to no other process of its user (one with ``CAP_SYS_PTRACE`` aside).
+The runner and each keeper make themselves so (``forkserver.py``); the gate does
+while it votes, and is as it was afterwards (it may be a library call in a longer
+process).
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 
 from ballot_guard import git
 from ballot_guard.config import Config
@@ -46,3 +58,34 @@ def describe(isolation: Isolation | None) -> str:
         net = "network" if isolation.get("network") else "no network"
         return f"sandbox ({names} namespaces; {net})"
     return f"hermetic, no OS sandbox: {isolation.get('reason')}"
+
+
+PR_GET_DUMPABLE = 3
+PR_SET_DUMPABLE = 4
+
+
+def _prctl(option: int, value: int = 0) -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    return int(libc.prctl(option, value, 0, 0, 0))
+
+
+def hide() -> int | None:
+    """Make this process not dumpable; what it was, to ``restore`` (None where this
+    cannot be done: not Linux, no ``prctl``)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        was = _prctl(PR_GET_DUMPABLE)
+        if was < 0 or _prctl(PR_SET_DUMPABLE, 0) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return was
+
+
+def restore(was: int | None) -> None:
+    if was is not None:
+        try:
+            _prctl(PR_SET_DUMPABLE, was)
+        except (OSError, AttributeError):
+            pass

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
 from ballot_guard.errors import CannotJudge
-from ballot_guard.run import site_watch
+from ballot_guard.run import isolation, site_watch
 from ballot_guard.run.interpreter import (
     HANDSHAKE_TIMEOUT,
     HYPOTHESIS_PLUGIN,
@@ -731,6 +731,7 @@ class Session:
         self.counter = itertools.count(1)
         self.site: site_watch.Signature = {}
         self.site_lock = threading.Lock()
+        self.hidden: int | None = None  # what isolation.hide found, while it is hidden
         self.trash = Trash(workdir)  # each run's directory, out of the next one's way
         self.busy: dict[str, float] = {}  # path -> CPU share of its last run (``_waits``)
         self.hypothesis: bool | None = None  # whether the runner loads Hypothesis (``load``)
@@ -750,6 +751,8 @@ class Session:
     def start(self) -> RunnerInfo:
         """Wait for the runner; CannotJudge if the interpreter cannot import pytest."""
         self.launch()
+        if self.hidden is None:  # before any run: out of their sight (while it waits)
+            self.hidden = isolation.hide()
         if self.fork:
             assert self.forkserver is not None
             self.info = self.forkserver.handshake()
@@ -986,6 +989,8 @@ class Session:
             self.forkserver.close()
         self.forkserver = None
         self.trash.close()
+        isolation.restore(self.hidden)
+        self.hidden = None
 
     def __enter__(self) -> Session:
         return self

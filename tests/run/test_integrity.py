@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
+import shutil
+import subprocess
 import sys
 import types
 from collections.abc import Callable
@@ -568,3 +571,50 @@ def test_one_process_per_run_gets_its_key_on_stdin_alone(project: Repo,
     res = run_cli(["gate", "--property", "retry"], project.path)
     assert res.code == 4, res.out + res.err
     assert "does not carry the judge's signature" in res.out, res.out
+
+
+# Code under test that climbs its process's ancestors and opens their pipes through
+# /proc (the keeper's report to the runner, the runner's replies to the gate), where a
+# forged line would end a run early.  Each ancestor it may open, and whether it can
+# still see its own descriptors, is what it asserts about.
+REACHES = (
+    "import os, subprocess, sys\n"
+    "def _parent(pid):\n"
+    "    with open(f'/proc/{pid}/stat', 'rb') as f:\n"
+    "        return int(f.read().rsplit(b')', 1)[1].split()[1])\n"
+    "def test_the_judge_is_out_of_reach():\n"
+    "    look = f'open(\"/proc/{os.getpid()}/environ\", \"rb\").read()'\n"
+    "    subprocess.run([sys.executable, '-c', look], check=True)  # open, as any process\n"
+    "    pid, opened = _parent(os.getpid()), []\n"
+    "    for _ in range(2):  # its keeper, then the runner (or the gate, without one)\n"
+    "        try:\n"
+    "            fds = os.listdir(f'/proc/{pid}/fd')\n"
+    "        except OSError:\n"
+    "            fds = []\n"
+    "        for fd in fds:\n"
+    "            try:\n"
+    "                if os.readlink(f'/proc/{pid}/fd/{fd}').startswith('pipe:'):\n"
+    "                    os.close(os.open(f'/proc/{pid}/fd/{fd}', os.O_RDONLY | os.O_NONBLOCK))\n"
+    "                    opened.append((pid, fd))\n"
+    "            except OSError:\n"
+    "                pass\n"
+    "        pid = _parent(pid)\n"
+    "    assert opened == []\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("setpriv") is None,
+                    reason="reads /proc; drops capabilities with setpriv")
+@pytest.mark.parametrize("fresh", [False, True], ids=["forked", "fresh"])
+def test_a_run_cannot_open_the_pipes_of_its_keeper_or_runner(project: Repo,
+                                                              fresh: bool) -> None:
+    """At the hermetic level the runner and each keeper cannot be looked into through
+    /proc by the run's user (without CAP_SYS_PTRACE, which the gate runs without
+    here), and the run's own process still can be (by a process it starts)."""
+    make_project(project, {"reach": REACHES}, table='sandbox = "off"\n')
+    env = {**os.environ, **({"BALLOT_GUARD_NO_FORK": "1"} if fresh else {})}
+    res = subprocess.run(["setpriv", "--inh-caps=-all", "--bounding-set=-all",
+                          sys.executable, "-m", "ballot_guard", "gate"], cwd=project.path,
+                         env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    runs = scorecard(project)["properties"]["reach"]["runs"]
+    assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 1)] * 2
