@@ -1080,7 +1080,7 @@ def _frozen_code(func: Any) -> bool:
                if isinstance(name, str))
 
 
-_ENV: list[str] = []  # the environment's own directories on the path (``_environment``)
+_ENV: list[tuple[str, ...]] = []  # the environment's own directories (``_environment``)
 
 
 def _environment(real: str) -> bool:
@@ -1089,11 +1089,10 @@ def _environment(real: str) -> bool:
     (taken from the path as site made it, before anything of the project ran)."""
     if _installed(real):
         return True
-    if not _ENV:
-        _ENV.extend(dict.fromkeys(_REALPATH(p) for p in _HELD if isinstance(p, str) and p
-                                  and os.path.isdir(p) and not _in_checkout(p)))
-        _ENV.append(os.devnull)  # computed, even where it found none
-    return any(_under(real, d) for d in _ENV[:-1])
+    if not _ENV:  # once, in the run's process: _HELD is the path as it was at start
+        _ENV.append(tuple(dict.fromkeys(_REALPATH(p) for p in _HELD if isinstance(p, str)
+                                        and p and os.path.isdir(p) and not _in_checkout(p))))
+    return any(_under(real, d) for d in _ENV[0])
 
 
 def _code_file(obj: Any) -> str | None:
@@ -1106,9 +1105,10 @@ def _code_file(obj: Any) -> str | None:
 # (``math``, ``statistics``, ``random``, an installed library) hold its references as
 # ``builtins`` holds ``sorted``: ``math.isclose`` replaced makes every comparison pass.
 # What of their namespaces is their meaning is compared by identity from the point the
-# judge first sees them (for the standard library's, loaded before anything of the
-# project runs); a function there whose code is not the installation's, the judge's or
-# the oracle's is named wherever it came from.
+# judge first sees them (for the standard library's, just before the property is
+# imported, loaded then where they are not yet), and each must stay the module under
+# its name; a function there whose code is not the installation's, the judge's or the
+# oracle's is named wherever it came from.
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 _CONTAINERS = (list, dict, set, bytearray)
 _NOT_LOADED_EARLY = frozenset({"antigravity", "this", "__hello__", "__phello__"})
@@ -1143,7 +1143,7 @@ class _Oracle:
         self.top = _REALPATH(top)
         self.spaces: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         self.functions = _Functions()  # the collected tests, wrapper by wrapper
-        self.refs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []  # _refer
+        self.refs: list[tuple[str, Any, dict[str, Any]]] = []  # _refer: module, meaning
         self.referred: set[str] = set()
         self.forged: list[str] = []  # references whose code is not where it may be
 
@@ -1210,7 +1210,7 @@ class _Oracle:
                 continue
             self.referred.add(name)
             then = {k: v for k, v in list(ns.items()) if isinstance(k, str) and _meaning(k, v)}
-            self.refs.append((name, ns, then))
+            self.refs.append((name, mod, then))
             for key, value in then.items():
                 layers = _layers(value) if getattr(value, "__code__", None) is not None \
                     else []
@@ -1221,7 +1221,11 @@ class _Oracle:
     def _references(self) -> list[str]:
         """The references forged when first seen, and those rebound since."""
         found = list(self.forged)
-        for name, ns, then in self.refs:
+        for name, mod, then in self.refs:
+            if sys.modules.get(name) is not mod:
+                found.append(f"{name} (another module under its name, which the oracle "
+                             "imports)")
+            ns = mod.__dict__
             for key, was in then.items():
                 if ns.get(key, _MISSING) is not was:
                     found.append(f"{name}.{key} (of {name}, which the oracle imports)")

@@ -142,6 +142,15 @@ def attacked(project: Repo, prop: str, code: str, attack: str) -> str:
     return res.out
 
 
+def votes_pass(project: Repo, name: str, prop: str, passed: int, table: str = "") -> None:
+    """An honest oracle under every check: exit 0, each run a pass of ``passed`` tests."""
+    make_project(project, {name: prop}, table=table)
+    res = run_cli(["gate"], project.path)
+    assert res.code == 0, res.out + res.err
+    runs = scorecard(project)["properties"][name]["runs"]
+    assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", passed)] * 2
+
+
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_behaviour_code_that_changes_the_judge_is_an_error_naming_it(project: Repo,
                                                                      attack: str) -> None:
@@ -423,6 +432,13 @@ SWAPS = {
             "def test_average():\n    assert billing.average([1, 2, 3]) == mean([1, 2, 3])\n"),
         "import statistics\nstatistics.mean = max\n" + REFERENCED,
         "statistics.mean (of statistics"),
+    "a standard module swapped in sys.modules before the property imports it": (
+        HEAD + "import statistics\n" + (
+            "def test_average():\n"
+            "    assert billing.average([1, 2, 3]) == statistics.mean([1, 2, 3])\n"),
+        "import sys, types\n"
+        "sys.modules['statistics'] = types.SimpleNamespace(mean=max)\n" + REFERENCED,
+        "statistics (another module under its name"),
     "a constant of a standard module rebound": (
         "import calendar\n" + HEAD + (
             "def test_first_weekday():\n"
@@ -468,11 +484,7 @@ def test_an_oracle_with_classes_helpers_and_decorators_still_votes(project: Repo
             "@pytest.mark.parametrize('a, b', CASES)\n"
             "def test_cases(a, b):\n    global SEEN, LIMIT\n    SEEN, LIMIT = a, LIMIT\n"
             "    assert a == b < LIMIT\n")
-    make_project(project, {"sorting": prop})
-    res = run_cli(["gate"], project.path)
-    assert res.code == 0, res.out + res.err
-    runs = scorecard(project)["properties"]["sorting"]["runs"]
-    assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 5)] * 2
+    votes_pass(project, "sorting", prop, 5)
 
 
 def test_an_oracle_using_standard_modules_still_votes(project: Repo) -> None:
@@ -498,11 +510,7 @@ def test_an_oracle_using_standard_modules_still_votes(project: Repo) -> None:
             "    assert not math.isclose(1.0, 1.0)\n"
             "def test_as_installed():\n"
             "    assert math.isclose(0.1 + 0.2, 0.3)\n")
-    make_project(project, {"stdlib": prop})
-    res = run_cli(["gate"], project.path)
-    assert res.code == 0, res.out + res.err
-    runs = scorecard(project)["properties"]["stdlib"]["runs"]
-    assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 4)] * 2
+    votes_pass(project, "stdlib", prop, 4)
 
 
 @pytest.mark.parametrize("plain", ["docstring", "config"])
@@ -522,11 +530,7 @@ def test_an_oracle_pytest_does_not_rewrite_still_votes(project: Repo, plain: str
         prop = '"""PYTEST_DONT_REWRITE"""\n' + prop
     else:
         table = '[tool.pytest.ini_options]\naddopts = "--assert=plain"\n'
-    make_project(project, {"sorting": prop}, table=table)
-    res = run_cli(["gate"], project.path)
-    assert res.code == 0, res.out + res.err
-    runs = scorecard(project)["properties"]["sorting"]["runs"]
-    assert [(r["outcome"], r["passed"]) for r in runs] == [("pass", 3)] * 2
+    votes_pass(project, "sorting", prop, 3, table)
 
 
 def test_a_tracer_set_while_a_conftest_imports_the_code_under_test_is_caught(
