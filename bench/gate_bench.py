@@ -14,9 +14,12 @@ start, every run in a fresh process state, reports), serially and with
    reports the time (in its failure message, so every run says it, sandboxed or
    not).  10 copies x 2 repeats through the gate (hermetic and sandboxed, at
    --jobs 1 and 2, and with nothing prepared ahead), against one fresh plain
-   pytest per run, the sides interleaved.  The budget is set afterwards: the 90th
-   percentile of the plain runs of the same rounds; each side's fail rate is its
-   share of runs over it.  Target: the gate --jobs 1 within 5 points.
+   pytest per run, the sides interleaved and their order rotated each round.  The
+   budget is set afterwards: the 90th percentile of the plain runs of the same
+   rounds; each side's fail rate is its share of runs over it, printed with the 95%
+   interval of its gap to plain pytest (at 100 runs a side, about +-8 points: two
+   sides that differ in nothing read that far apart).  Target: the gate --jobs 1
+   within 5 points.
 
 Each gate row is printed twice: at the hermetic level (``sandbox = "off"``,
 what the targets are set for) and with the OS sandbox on (``sandbox =
@@ -29,7 +32,7 @@ the two sides interleaved so that both see the same machine load; CPU time
 (user + sys of every process waited for) is printed beside the wall time, as
 it depends far less on what else the machine is doing.
 
-    python bench/gate_bench.py [--samples 3] [--timing-rounds 3] [--keep]
+    python bench/gate_bench.py [--samples 3] [--timing-rounds 5] [--keep]
 """
 from __future__ import annotations
 
@@ -209,9 +212,10 @@ def timing(base: Path, rounds: int) -> None:
         "gate --jobs 2, sandbox": (lambda: gate_runs(repos["sandbox"], 2))}
     got: dict[str, list[float]] = {side: [] for side in sides}
     loads = []
-    for _ in range(rounds):  # interleaved, so every side sees the same load
-        for side, go in sides.items():
-            got[side] += go()
+    order = list(sides)
+    for r in range(rounds):  # interleaved, so every side sees the same load, and rotated,
+        for side in order[r % len(order):] + order[:r % len(order)]:  # so that no side
+            got[side] += sides[side]()  # always follows the same one
         loads.append(os.getloadavg()[0])
     plain = sorted(got["plain pytest, one per run"])
     limit = plain[int(0.9 * len(plain))]
@@ -220,6 +224,13 @@ def timing(base: Path, rounds: int) -> None:
         return sum(t > limit for t in got[side]), len(got[side])
 
     base_rate = 100 * over("plain pytest, one per run")[0] / len(plain)
+
+    def spread(side: str) -> float:
+        """Half the 95% interval of a side's rate minus plain pytest's (normal
+        approximation of two independent shares), in points: how far two sides that
+        differ in nothing may read apart at this many runs."""
+        (a, n), b = over(side), base_rate / 100
+        return float(196 * ((a / n) * (1 - a / n) / n + b * (1 - b) / len(plain)) ** 0.5)
     print(f"timing-tight property ({statistics.median(plain) * 1000:.1f} ms of busy work in "
           f"plain pytest, budget {limit * 1000:.1f} ms: the 90th percentile of the "
           f"{len(plain)} plain runs), {rounds} rounds, load average {min(loads):.2f} to "
@@ -231,7 +242,9 @@ def timing(base: Path, rounds: int) -> None:
                 f"{statistics.median(got[side]) * 1000:.1f} ms")
         if "--jobs 1" in side:
             gap = rate - base_rate
-            text += f": {gap:+.0f} points (target within 5: {'ok' if abs(gap) <= 5 else 'MISSED'})"
+            text += (f": {gap:+.0f} points, 95% interval {gap - spread(side):+.0f} to "
+                     f"{gap + spread(side):+.0f} (target within 5: "
+                     f"{'ok' if abs(gap) <= 5 else 'MISSED'})")
         print(text)
 
 
@@ -256,7 +269,7 @@ def cost(label: str, hermetic: tuple[float, float], sandbox: tuple[float, float]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=3, help="gate runs per figure (median)")
-    ap.add_argument("--timing-rounds", type=int, default=3,
+    ap.add_argument("--timing-rounds", type=int, default=5,
                     help="rounds of the timing-sensitivity row (20 runs a side each)")
     ap.add_argument("--only-timing", action="store_true", help="only the timing row")
     ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
