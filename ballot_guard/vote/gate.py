@@ -11,9 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, NamedTuple
@@ -38,7 +36,7 @@ from ballot_guard.run.runner import (
     find_interpreter,
     run_env,
 )
-from ballot_guard.scratch import state_dir
+from ballot_guard.scratch import new_run_dir, remove_tree, state_dir
 from ballot_guard.timestamps import utc_now
 from ballot_guard.vote import scorecard as sc
 from ballot_guard.vote import worktree
@@ -171,6 +169,7 @@ class Stage:
         self.environ = os.environ if environ is None else environ
         self.session: Session | None = None
         self.workdir: str | None = None
+        self.owner: int | None = None  # holds the workdir while this gate lives
 
     def __enter__(self) -> Stage:
         return self
@@ -183,7 +182,7 @@ class Stage:
                           run_root=self.tree if self.tree != self.top else None)
         sdir = state_dir(self.top)
         env = run_env(git.scrubbed_env(self.environ), seed=self.seed)
-        self.workdir = tempfile.mkdtemp(prefix="run-", dir=sdir)
+        self.workdir, self.owner = new_run_dir(sdir)
         sandbox = isolation.policy(self.config, top=self.top, tree=self.tree,
                                    workdir=self.workdir)
         self.session = Session(python, cwd=self.tree, env=env, workdir=self.workdir,
@@ -223,7 +222,10 @@ class Stage:
         if self.session is not None:
             self.session.close()
         if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            remove_tree(self.workdir)
+        if self.owner is not None:
+            os.close(self.owner)
+            self.owner = None
 
 
 @contextlib.contextmanager
