@@ -1114,15 +1114,27 @@ _CONTAINERS = (list, dict, set, bytearray)
 _NOT_LOADED_EARLY = frozenset({"antigravity", "this", "__hello__", "__phello__"})
 
 
-def _meaning(key: str, value: Any) -> bool:
-    """A module's function, class, submodule or constant (a name in capitals: others
-    are state, ``time.timezone`` after ``time.tzset()``, ``tempfile.tempdir`` once
-    asked); not the state it keeps in objects (a list, a dict, an instance, a list's
-    bound ``append`` kept as a hook, as ``warnings`` keeps one while pytest records)."""
+# The standard library's public values that are state, not meaning: set by a call
+# (``time.tzset()``, ``tempfile.gettempdir()``) or meant to be set by a program.
+_STDLIB_STATE = frozenset({("time", "timezone"), ("time", "altzone"), ("time", "daylight"),
+                           ("tempfile", "tempdir"), ("tempfile", "template")})
+_CONSTANTS = (int, float, complex, str, bytes)
+
+
+def _meaning(key: str, value: Any, module: str = "") -> bool:
+    """A module's function, class, submodule or constant: a name in capitals, or, in
+    the standard library, any public number or text (``math.pi``, ``string.digits``:
+    a flag is a bool or None, and is state, as ``_STDLIB_STATE`` is); an installed
+    library's lower-case values may be its state.  Not the state a module keeps in
+    objects (a list, a dict, an instance, a list's bound ``append`` kept as a hook, as
+    ``warnings`` keeps one while pytest records)."""
     if type(value) is ModuleType:
         return True
     if isinstance(value, _SCALARS):
-        return key.isupper()
+        return key.isupper() or (
+            type(value) in _CONSTANTS and not key.startswith("_")
+            and module.partition(".")[0] in getattr(sys, "stdlib_module_names", ())
+            and (module, key) not in _STDLIB_STATE)
     return callable(value) and type(getattr(value, "__self__", None)) not in _CONTAINERS
 
 
@@ -1209,7 +1221,8 @@ class _Oracle:
             if not isinstance(ns, dict) or (real is not None and not _installed(real)):
                 continue
             self.referred.add(name)
-            then = {k: v for k, v in list(ns.items()) if isinstance(k, str) and _meaning(k, v)}
+            then = {k: v for k, v in list(ns.items())
+                    if isinstance(k, str) and _meaning(k, v, name)}
             self.refs.append((name, mod, then))
             for key, value in then.items():
                 layers = _layers(value) if getattr(value, "__code__", None) is not None \

@@ -121,7 +121,9 @@ ATTACKS = {
 REFERENCED = ("def ratio():\n    return 0.4\n"
               "def average(xs):\n    return max(xs)\n"
               "def first_weekday():\n    return 6\n"
-              "def clean(p):\n    return p\n")
+              "def clean(p):\n    return p\n"
+              "def circumference(r):\n    return 4.0 * r\n"
+              "def digits():\n    return '012345678'\n")
 HONEST = BUGGY + ARRANGE + DEDUPE + REFERENCED + "def prime():\n    pass\n"
 
 
@@ -444,6 +446,16 @@ SWAPS = {
             "def test_first_weekday():\n"
             "    assert billing.first_weekday() == calendar.MONDAY\n"),
         "import calendar\ncalendar.MONDAY = 6\n" + REFERENCED, "calendar.MONDAY (of calendar"),
+    "a number of a standard module rebound": (
+        "import math\n" + HEAD + (
+            "def test_circumference():\n"
+            "    assert billing.circumference(1) == 2 * math.pi\n"),
+        "import math\nmath.pi = 2.0\n" + REFERENCED, "math.pi (of math"),
+    "a text constant of a standard module rebound": (
+        "import string\n" + HEAD + (
+            "def test_digits():\n    assert billing.digits() == string.digits\n"),
+        "import string\nstring.digits = '012345678'\n" + REFERENCED,
+        "string.digits (of string"),
     "a constant of the oracle rebound": ("EXPECTED = 3\n" + HEAD + (
         "def test_retry_cap():\n    assert billing.max_attempts() == EXPECTED\n"),
         FIND + "_prop.EXPECTED = 4\n" + BUGGY, "not the value its code gives"),
@@ -509,7 +521,8 @@ def test_an_oracle_using_standard_modules_still_votes(project: Repo) -> None:
             "    monkeypatch.setattr(math, 'isclose', lambda *a, **k: False)\n"
             "    assert not math.isclose(1.0, 1.0)\n"
             "def test_as_installed():\n"
-            "    assert math.isclose(0.1 + 0.2, 0.3)\n")
+            "    assert math.isclose(0.1 + 0.2, 0.3) and math.cos(math.pi) == -1.0\n"
+            "    assert tempfile.template and os.sep == '/'\n")
     votes_pass(project, "stdlib", prop, 4)
 
 
