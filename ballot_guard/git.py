@@ -9,6 +9,7 @@ any byte sequence git gives round-trips exactly through ``os.fsencode``.
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -72,26 +73,58 @@ def run(
     env: Mapping[str, str] | None = None,
     input: bytes | None = None,
     check: bool = True,
+    timeout: float | None = None,
 ) -> Result:
-    """Run ``git <args>`` in ``cwd``; raise GitError on a non-zero exit if ``check``."""
+    """Run ``git <args>`` in ``cwd``; raise GitError on a non-zero exit if ``check``.
+
+    With ``timeout`` (seconds), git and everything it started are killed once it is
+    spent, and the result is ``TIMED_OUT`` (an answer that may be given up on: a
+    search on the runner's start path, say)."""
     cmd = [*_BASE, *args]
     try:
-        proc = subprocess.run(
-            cmd,
-            cwd=cwd,
-            env=None if env is None else dict(env),
-            input=input,
-            capture_output=True,
-            check=False,
-        )
+        if timeout is None:
+            proc = subprocess.run(
+                cmd,
+                cwd=cwd,
+                env=None if env is None else dict(env),
+                input=input,
+                capture_output=True,
+                check=False,
+            )
+            result = Result(proc.returncode, proc.stdout, proc.stderr)
+        else:
+            result = _bounded(cmd, cwd, env, input, timeout)
     except FileNotFoundError as exc:
         raise CannotJudge("git is not installed or not on PATH") from exc
     except NotADirectoryError as exc:
         raise CannotJudge(f"not a directory: {cwd}") from exc
-    result = Result(proc.returncode, proc.stdout, proc.stderr)
-    if check and proc.returncode != 0:
+    if check and result.code != 0:
         raise GitError(describe_failure(args, result))
     return result
+
+
+TIMED_OUT = -9  # the code of a bounded call that ran out of time (git's own are >= 0)
+
+
+def _bounded(cmd: list[str], cwd: str, env: Mapping[str, str] | None, input: bytes | None,
+             timeout: float) -> Result:
+    """``cmd`` in a process group of its own, the group killed once ``timeout`` is
+    spent (a helper git started, holding the pipes, would keep ``communicate``
+    waiting otherwise)."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=None if env is None else dict(env),
+                            stdin=subprocess.PIPE if input is not None else None,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.communicate()
+        return Result(TIMED_OUT, b"", b"timed out after %g s" % timeout)
+    return Result(proc.returncode, out, err)
 
 
 def _memory_file(data: bytes) -> int:

@@ -64,11 +64,17 @@ def forkserver_command(python: str, op: str, *, top: str | None = None,
     return [python, *START_FLAGS, "-c", BOOT, FORKSERVER, op, *roots]
 
 
-def names_hypothesis(tree: str) -> bool:
+# How long the search for Hypothesis may take on the runner's start path (it runs while
+# the runner imports pytest, which takes about 0.1 s): past it, Hypothesis is loaded.
+HYPOTHESIS_SEARCH = 1.0
+
+
+def names_hypothesis(tree: str, timeout: float = HYPOTHESIS_SEARCH) -> bool:
     """Whether a file of the checkout at ``tree`` holds the word ``hypothesis`` (True
-    when git cannot tell: then it is loaded, as a run may need it)."""
+    when git cannot tell in ``timeout`` seconds: then it is loaded, as a run may need
+    it)."""
     res = git.run(["grep", "-q", "-I", "-F", "--untracked", "-e", "hypothesis", "--", "."],
-                  cwd=tree, check=False)
+                  cwd=tree, check=False, timeout=timeout)
     return res.code != 1
 
 

@@ -2,8 +2,12 @@
 where none does, a run that reaches Hypothesis anyway is an error, never a vote."""
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 
+from ballot_guard import git
 from ballot_guard.run.interpreter import names_hypothesis
 from testing.gate_support import PASS, _shared_pycache, make_project, project, scorecard
 from testing.helpers import Repo, run_bg
@@ -48,6 +52,40 @@ def test_the_checkout_names_hypothesis_in_a_file_it_holds(
     project.stage(".")
     project.commit("tracked", allow_empty=True)
     assert names_hypothesis(str(project.path)) is named
+
+
+def test_a_search_that_cannot_finish_in_time_loads_hypothesis(project: Repo) -> None:
+    """The search is on the runner's start path: given up on, it answers "load"."""
+    project.write("src/lib.py", "x = 1\n")
+    project.stage(".")
+    project.commit("start")
+    assert names_hypothesis(str(project.path)) is False
+    assert names_hypothesis(str(project.path), timeout=0.0) is True
+
+
+def test_a_bounded_git_call_ends_with_what_it_started(project: Repo, tmp_path: Path) -> None:
+    """Out of time, git and the helper it started (holding its pipes) are killed: the
+    call returns at once, not when the helper would have ended."""
+    pidfile = tmp_path / "helper.pid"
+    start = time.monotonic()
+    res = git.run(["-c", f"alias.hang=!echo $$ > {pidfile}; exec sleep 30", "hang"],
+                  cwd=str(project.path), check=False, timeout=1.0)
+    assert res.code == git.TIMED_OUT
+    assert time.monotonic() - start < 10
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running(pid)
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie nobody reaped yet has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_a_run_that_reaches_an_unloaded_hypothesis_is_an_error_not_a_vote(project: Repo) -> None:
