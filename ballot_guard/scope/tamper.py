@@ -19,7 +19,10 @@ node on an added line that reaches into the judge at run time:
   judge's environment (``PYTEST_*``, ``HYPOTHESIS_*``, ``PYTHON*``, ``GIT_*``);
 - writes a ``.pth``, ``sitecustomize`` or ``usercustomize`` file, a path in a
   git directory, or runs ``git config``;
-- runs a computed string (``exec``, ``eval``, ``compile`` of a non-literal).
+- runs a computed string (``exec``, ``eval``, ``compile`` of a non-literal);
+- defines an equality (``__eq__``, ``__ne__``) that never reads what it is compared
+  with, or sets one on an existing object (an "equals anything" value passes every
+  ``==`` of the oracle).
 
 Names are resolved through the file's imports, wherever they stand in it (an
 alias bound in an unchanged line counts): ``import builtins as b``,
@@ -59,6 +62,8 @@ FRAME_ATTRS = frozenset({"f_back", "f_locals", "f_globals", "f_builtins"})
 # What a function or module runs with: rewritten, a test runs other code than its file's.
 CODE_PARTS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__builtins__"})
 IMPORT_HOOKS = frozenset({"sys.meta_path", "sys.path_hooks"})
+# How a value compares: one that equals anything makes every ``assert f(x) == want`` pass.
+EQUALITY = frozenset({"__eq__", "__ne__"})
 PROFILE_CALLS = frozenset({"register_profile", "load_profile"})
 ENV_PREFIXES = ("PYTEST", "HYPOTHESIS", "BALLOT_GUARD", "PYTHON", "GIT_", "PY_COLORS",
                 "COV_CORE")
@@ -221,6 +226,17 @@ class _Walker:
                         self._target(leaf, node)
             elif isinstance(node, ast.Call):
                 self._call(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.name in EQUALITY and _blind(node):
+                    self.add(node, f"defines {node.name} {_BLIND}")
+            elif isinstance(node, ast.ClassDef):
+                for stmt in node.body:  # __eq__ = lambda self, other: True
+                    if not (isinstance(stmt, ast.Assign) and self.on_added(stmt)
+                            and isinstance(stmt.value, ast.Lambda) and _blind(stmt.value)):
+                        continue
+                    for t in stmt.targets:
+                        if isinstance(t, ast.Name) and t.id in EQUALITY:
+                            self.add(stmt, f"binds {t.id} to a function {_BLIND}")
             elif isinstance(node, ast.Attribute):
                 self._attribute(node)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
@@ -245,6 +261,8 @@ class _Walker:
                 self.add(t, f"{verb} {name}")
             elif t.attr in CODE_PARTS:
                 self.add(t, f"{verb} an object's {t.attr} (the code it runs)")
+            elif t.attr in EQUALITY:
+                self.add(t, f"{verb} an object's {t.attr} (how its values compare)")
         elif isinstance(t, ast.Subscript):
             name = self.dotted(t)
             base = self.dotted(t.value)
@@ -276,6 +294,10 @@ class _Walker:
             self.add(node, f"calls {func} on the parent process (the runner)")
         elif func in _SITE_DIRS:
             self.add(node, f"calls {func} (where interpreter start-up files live)")
+        if last in ("setattr", "__setattr__") and len(node.args) > 1 and \
+                _literal(node.args[1]) in EQUALITY:
+            self.add(node, f"sets an object's {_literal(node.args[1])} through {last}() "
+                     "(how its values compare)")
         if last in _PATCHERS and node.args:
             text = _literal(node.args[0])
             name = text if text is not None and "." in text else self.dotted(node.args[0])
@@ -333,6 +355,28 @@ class _Walker:
             self.add(node, f"names a git directory or its config ({text[:40]!r})")
         if _GIT_CONFIG.search(text):
             self.add(node, f"runs git config ({text[:40]!r})")
+
+
+_BLIND = ("that never reads what it is compared with (every comparison gives the same "
+          "answer: a wrong value passes an oracle's ==)")
+
+
+def _blind(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> bool:
+    """An equality that never reads its other operand and answers with a value (not
+    only ``NotImplemented``, nor only by raising): ``return True`` whatever it meets."""
+    a = fn.args
+    params = [*a.posonlyargs, *a.args]
+    other = params[1].arg if len(params) > 1 else (a.vararg.arg if a.vararg else None)
+    body: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+    nodes = [n for b in body for n in ast.walk(b)]
+    if other is not None and any(isinstance(n, ast.Name) and n.id == other for n in nodes):
+        return False
+    if isinstance(fn, ast.Lambda):
+        answers: list[ast.AST | None] = [fn.body]
+    else:
+        answers = [n.value for n in nodes if isinstance(n, ast.Return)]
+    return any(v is not None and not (isinstance(v, ast.Name) and v.id == "NotImplemented")
+               for v in answers)
 
 
 def _uses(name: str) -> str:

@@ -104,6 +104,16 @@ TECHNIQUES: dict[str, tuple[str, int, str]] = {
     "eval computed": ("x = eval(text)\n", 1, "eval"),
     "compile computed": ("code = compile(src, 'f', 'exec')\n", 1, "compile"),
     "meta_path": ("import sys\nsys.meta_path.insert(0, Finder())\n", 2, "import hook"),
+    "equals anything": ("class Money:\n    def __eq__(self, other): return True\n",
+                        2, "defines __eq__ that never reads what it is compared with"),
+    "differs from nothing": ("class M:\n    def __ne__(self, *others): return self.never\n",
+                             2, "defines __ne__"),
+    "equals anything, a lambda": ("class Money:\n    __eq__ = lambda self, other: True\n", 2,
+                                  "binds __eq__ to a function that never reads"),
+    "equality set on a class": ("import billing\nbilling.Money.__eq__ = same\n", 2,
+                                "assigns to an object's __eq__"),
+    "equality set through setattr": ("setattr(Money, '__eq__', lambda a, b: True)\n", 1,
+                                     "sets an object's __eq__ through setattr()"),
     "kill parent": ("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n", 2,
                     "parent process"),
 }
@@ -141,12 +151,27 @@ ORDINARY = [
     "import inspect\ninspect.signature(len)\n",
     "import os\nos.getpid()\n",
     "d = {'.gitignore': 1}\n",
+    ("class M:\n    def __eq__(self, other):\n        return isinstance(other, M) and "
+    "self.v == other.v\n"),
+    "class M:\n    def __eq__(self, other):\n        return NotImplemented\n",
+    "class M:\n    def __eq__(self, other):\n        raise TypeError('not comparable')\n",
+    "class M:\n    __hash__ = None\n    __eq__ = object.__eq__\n",
+    "class M:\n    __ne__ = lambda self, other: not self == other\n",
+    "class Top:\n    def __lt__(self, other):\n        return False\n",
 ]
 
 
 @pytest.mark.parametrize("source", ORDINARY)
 def test_ordinary_code_is_not_flagged(source: str) -> None:
     assert findings(source) == []
+
+
+def test_an_equality_made_blind_by_an_added_line_of_its_body_is_found() -> None:
+    source = ("class Money:\n    def __eq__(self, other):\n"
+              "        return self.cents == other.cents\n")
+    assert findings(source) == []
+    blind = source.replace("self.cents == other.cents", "True")
+    assert [f.line for f in findings(blind, {3})] == [2]
 
 
 def test_unparseable_source_falls_back_to_a_line_scan() -> None:
