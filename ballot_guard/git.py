@@ -103,7 +103,7 @@ def run(
     return result
 
 
-TIMED_OUT = -9  # the code of a bounded call that ran out of time (git's own are >= 0)
+TIMED_OUT = -9  # a bounded call that ran out of time reads as a git killed by SIGKILL
 
 
 def _bounded(cmd: list[str], cwd: str, env: Mapping[str, str] | None, input: bytes | None,
