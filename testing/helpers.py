@@ -150,6 +150,17 @@ def holds_the_keys(td: Any, obj: Any) -> None:
     assert required <= set(obj) <= required | optional, (td.__name__, sorted(obj))
 
 
+def unprivileged(args: list[str], cwd: Path) -> CliResult:
+    """Run the CLI unable to read files whose mode forbids it (root included)."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        caps = "-dac_override,-dac_read_search"
+        prefix = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}"]
+    proc = subprocess.run([*prefix, sys.executable, "-m", "ballot_guard", *args], cwd=cwd,
+                          capture_output=True, check=False, timeout=120)
+    return CliResult(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
 def run_cli(args: Sequence[str], cwd: Path | str, stdin: str | None = None) -> CliResult:
     """Call ``main(args)`` in-process in ``cwd``; capture its streams."""
     out, err = io.StringIO(), io.StringIO()

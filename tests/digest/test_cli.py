@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from testing.digest_trees import article_digest
-from testing.helpers import CliResult, Repo, run_bg, run_cli
+from testing.helpers import Repo, run_bg, run_cli, unprivileged
 
 
 @pytest.fixture
@@ -21,17 +19,6 @@ def pinned(repo: Repo) -> Repo:
     assert res.code == 0, res
     repo.commit_all("fixtures and pin")
     return repo
-
-
-def unprivileged(args: list[str], cwd: Path) -> CliResult:
-    """Run the CLI unable to read files whose mode forbids it (root included)."""
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        caps = "-dac_override,-dac_read_search"
-        prefix = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}"]
-    proc = subprocess.run([*prefix, sys.executable, "-m", "ballot_guard", *args], cwd=cwd,
-                          capture_output=True, check=False, timeout=120)
-    return CliResult(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
 # --- 0 ---------------------------------------------------------------------------
