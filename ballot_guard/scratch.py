@@ -57,20 +57,16 @@ def new_run_dir(sdir: str) -> tuple[str, int]:
     return path, fd
 
 
-def remove_left_behind(sdir: str) -> list[str]:
-    """Remove every run directory under ``sdir`` that no live process holds; their
-    names."""
+def remove_left_behind(sdir: str) -> None:
+    """Remove every run directory under ``sdir`` that no live process holds."""
     try:
-        names = sorted(n for n in os.listdir(sdir) if n.startswith(RUN_PREFIX))
+        names = [n for n in os.listdir(sdir) if n.startswith(RUN_PREFIX)]
     except OSError:
-        return []
-    gone = []
+        return
     for name in names:
         path = os.path.join(sdir, name)
         if _left_behind(path):
             remove_tree(path)
-            gone.append(name)
-    return gone
 
 
 def _left_behind(path: str) -> bool:

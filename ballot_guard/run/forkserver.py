@@ -1121,7 +1121,7 @@ _STDLIB_STATE = frozenset({("time", "timezone"), ("time", "altzone"), ("time", "
 _CONSTANTS = (int, float, complex, str, bytes)
 
 
-def _meaning(key: str, value: Any, module: str = "") -> bool:
+def _meaning(key: str, value: Any, module: str) -> bool:
     """A module's function, class, submodule or constant: a name in capitals, or, in
     the standard library, any public number or text (``math.pi``, ``string.digits``:
     a flag is a bool or None, and is state, as ``_STDLIB_STATE`` is); an installed

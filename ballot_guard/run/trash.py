@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import queue
-import shutil
 import threading
+
+from ballot_guard.scratch import remove_tree
 
 _STOP = ""
 
@@ -38,13 +39,13 @@ class Trash:
                 hidden = os.path.join(self.path, os.urandom(16).hex())
                 os.rename(path, hidden)
             except OSError:
-                shutil.rmtree(path, ignore_errors=True)
+                remove_tree(path)
                 return
         self.queue.put(hidden)
 
     def _empty(self) -> None:
         while (path := self.queue.get()) != _STOP:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
 
     def close(self) -> None:
         """Wait until everything put here is removed, then remove the trash."""
@@ -53,8 +54,4 @@ class Trash:
         if thread is not None:
             self.queue.put(_STOP)
             thread.join()
-            try:
-                os.chmod(self.path, 0o700)
-            except OSError:
-                pass
-            shutil.rmtree(self.path, ignore_errors=True)
+            remove_tree(self.path)  # its mode (0o300) put back first
