@@ -1360,6 +1360,7 @@ class _Plugin:
         self.late: list[str] = []  # judge modules first imported in the run (unwatched)
         self.oracle = _Oracle(hold.path, hold.top or os.getcwd())
         self.rebound: list[str] = []  # what of the oracle's modules is not their code's
+        self.rebased = False  # the integrity rebase made already (by a session template)
 
     def pytest_configure(self, config: Any) -> None:
         # Runs after Hypothesis's own pytest_configure (trylast), so a
@@ -1390,7 +1391,7 @@ class _Plugin:
 
     def pytest_collection(self, session: Any) -> None:
         """Just before the property is imported: what the judge is from here on."""
-        if self.integrity is not None:
+        if self.integrity is not None and not self.rebased:
             self.replaced.extend(self.integrity.rebase())
             self.hold.warm = _nothing  # the rebase read all of it in this process
         self.oracle.early(self.target)
@@ -1534,20 +1535,26 @@ class _Hold:
         self.early: list[str] = []
         self.warm: Callable[[], object] = _nothing  # the judge's work before the hold
 
-    def wait(self) -> None:
-        if self.go_fd is None:
-            return
-        fd, self.go_fd = self.go_fd, None
+    def _early(self) -> list[str]:
+        """Modules of the project imported since this hold was made."""
         top = _REALPATH(os.getcwd()) + os.sep
         env = _REALPATH(sys.prefix) + os.sep
         base = self.base
+        early = []
         for name in [n for n in sys.modules if n not in base]:  # the modules not in base
             path = getattr(sys.modules.get(name), "__file__", None)  # are left untouched
             if not isinstance(path, str):
                 continue
             real = _REALPATH(path)
             if real.startswith(top) and not real.startswith(env):
-                self.early.append(name)
+                early.append(name)
+        return early
+
+    def wait(self) -> None:
+        if self.go_fd is None:
+            return
+        fd, self.go_fd = self.go_fd, None
+        self.early.extend(self._early())
         if self.ready_fd is not None:  # held: whether project code ran before this point,
             self.warm()
             ready, self.ready_fd = self.ready_fd, None  # and the CPU its preparation took
@@ -1564,26 +1571,12 @@ class _Hold:
             _EXIT(CRASH)
 
     def _no_conftest(self) -> bool:
-        d = os.path.dirname(os.path.abspath(self.path))
-        stop = os.path.abspath(self.top) if self.top else None
-        while True:
-            if os.path.lexists(os.path.join(d, "conftest.py")):
-                return False
-            parent = os.path.dirname(d)
-            if parent == d or d == stop:
-                return True
-            d = parent
+        return _no_conftest(self.path, self.top)
 
     def pytest_load_initial_conftests(self, early_config: Any) -> None:
-        if self.go_fd is not None and self._no_conftest():
-            try:
-                distributing = bool(early_config.getoption("numprocesses", None)) or \
-                    early_config.getoption("dist", "no") not in ("no", None)
-            except Exception:  # noqa: BLE001
-                distributing = True
-            if not distributing:
-                self.defer = True
-                return
+        if self.go_fd is not None and self._no_conftest() and not _distributing(early_config):
+            self.defer = True
+            return
         self.wait()
 
     def pytest_configure(self) -> None:
@@ -1596,6 +1589,19 @@ class _Hold:
 
     def pytest_collection(self) -> None:
         self.wait()
+
+
+def _no_conftest(path: str, top: str | None) -> bool:
+    """Whether no conftest.py lies on the way from ``path`` up to ``top``."""
+    d = os.path.dirname(os.path.abspath(path))
+    stop = os.path.abspath(top) if top else None
+    while True:
+        if os.path.lexists(os.path.join(d, "conftest.py")):
+            return False
+        parent = os.path.dirname(d)
+        if parent == d or d == stop:
+            return True
+        d = parent
 
 
 def _mark(pytest: Any) -> None:
@@ -1611,6 +1617,9 @@ def _mark(pytest: Any) -> None:
     for name in ("pytest_load_initial_conftests", "pytest_configure", "pytest_sessionstart",
                  "pytest_collection"):
         setattr(_Hold, name, first(getattr(_Hold, name)))
+    # first of all (registered last): a template forks its runs before the judge's plugin
+    # takes what the judge is
+    _Fork.pytest_collection = first(_Fork.pytest_collection)  # type: ignore[method-assign]
 
 
 def _config_file(prop: str, top: str) -> tuple[str, str]:
@@ -2176,17 +2185,20 @@ def _write_ended(path: str, ended: int, reaper: bool) -> None:
 
 def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
           sandboxed: bool = False, ready_fd: int | None = None,
-          done_fd: int | None = None) -> None:
+          done_fd: int | None = None) -> int:
     """The keeper: fork the run (``start(go_fd)`` in the new process), relay its "go",
     wait for it, end what it left, exit as it did.  With ``sandboxed`` the run's
     process isolates itself in a PID namespace whose init counts what it ends.  With
     ``done_fd`` it writes the run's wait status and CPU there once nothing of the run
     is left, before its own exit (the exit of a copy of the serving parent takes a few
-    milliseconds the next run need not wait for).  Never returns."""
+    milliseconds the next run need not wait for).  Never returns in the keeper; with
+    ``start`` None, returns in the run's new process instead, the go descriptor the
+    run waits on (a run forked from a session template goes on in its caller)."""
     import signal
 
     code = CRASH
     parent = os.getppid()
+    go_on = -1  # the run's go descriptor, in a run that goes on in the caller
     try:
         reaper = _subreaper()
         me = os.getpid()
@@ -2198,6 +2210,9 @@ def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
                 os.close(go_fd)
             if done_fd is not None:
                 os.close(done_fd)  # the keeper's alone: the run cannot say it ended
+            if start is None:
+                go_on = r_go
+                return go_on
             start(r_go)
             os._exit(CRASH)
         if go_fd is not None:
@@ -2265,7 +2280,9 @@ def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
         except BaseException:  # noqa: BLE001
             pass
     finally:
-        os._exit(code)
+        if go_on < 0:
+            os._exit(code)
+    return go_on
 
 
 def _done(fd: int, status: int) -> None:
@@ -2285,6 +2302,13 @@ def _done(fd: int, status: int) -> None:
 def _keeper(req: RunRequest, go_fd: int, ready_fd: int, done_fd: int,
             close: list[int]) -> None:
     """In a forked child of the serving parent: become the run's keeper."""
+    _becoming_keeper(close)
+    _keep(req, go_fd, lambda r_go: _child(req, r_go, ready_fd), sandboxed=bool(POLICY),
+          ready_fd=ready_fd, done_fd=done_fd)
+
+
+def _becoming_keeper(close: list[int]) -> None:
+    """A keeper's own process group, default signals, none of its parent's descriptors."""
     try:
         os.setpgid(0, 0)
         import signal
@@ -2297,8 +2321,390 @@ def _keeper(req: RunRequest, go_fd: int, ready_fd: int, done_fd: int,
         os.close(null)
     except BaseException:  # noqa: BLE001
         os._exit(CRASH)
-    _keep(req, go_fd, lambda r_go: _child(req, r_go, ready_fd), sandboxed=bool(POLICY),
-          ready_fd=ready_fd, done_fd=done_fd)
+
+
+# --- session templates -------------------------------------------------------------
+#
+# A run's pytest session starts the same way for every property of one directory with
+# no conftest.py on its path: the same arguments but the file, the same configuration
+# file, the same installed plugins, none of the project's code (``_Hold``).  That start
+# is about a third of a trivial run's CPU, and most of the pages a run copies from the
+# serving parent.  A session template is a copy of the serving parent that makes that
+# start once, up to the first step of collection, and then forks each run of that
+# directory from there: each run's process is a copy of a process that never imported
+# anything of the project, as before, with its own request (its file, log, folders,
+# result and key) put in place before the judge takes what it is (the integrity
+# rebase) and before collection.  The template never reads a run's key (it passes the
+# descriptor on unread) and never runs anything a run sends: runs are forked from a
+# state no run ever touched.  Only at the hermetic level (the OS sandbox isolates each
+# run from the serving parent's copy, not from a template's).
+
+_TEMPLATE_LOG: tuple[int, int] | None = None  # (device, inode) of a template's own log
+
+
+class _Fork:
+    """The template's own plugin: at the start of collection, before the judge's plugin,
+    the template serves forks; each run's process goes on from here."""
+
+    def __init__(self, sock: Any, hold: _Hold, plugin: _Plugin, args: list[str]) -> None:
+        self.sock = sock
+        self.hold = hold
+        self.plugin = plugin
+        self.args = args
+
+    def pytest_collection(self, session: Any) -> None:
+        config = session.config
+        if self.hold._early() or not self.hold._no_conftest() or _distributing(config):
+            try:  # the project ran, or could: this session is no template, and it never
+                self.sock.send(b"fail")  # goes on to collect
+            except OSError:
+                pass
+            _EXIT(CRASH)
+        plugin = self.plugin
+        if plugin.integrity is not None:  # once for all its runs: what the judge is from
+            plugin.replaced.extend(plugin.integrity.rebase())  # here on (a run reading it
+            plugin.rebased = True  # anew in a fresh copy would copy most of its pages)
+            self.hold.warm = _nothing
+        sys.stdout.flush()
+        sys.stderr.flush()
+        req, go, ready, key = _serve_forks(self.sock)  # returns in a run's process only
+        _as_run(req, self.hold, self.plugin, config, self.args, go, ready, key)
+
+
+def _distributing(config: Any) -> bool:
+    try:
+        return bool(config.getoption("numprocesses", None)) or \
+            config.getoption("dist", "no") not in ("no", None)
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _serve_forks(sock: Any) -> tuple[RunRequest, int, int, bytes]:
+    """In the template: say it is ready, fork a keeper and its run for each request
+    (descriptors: go, ready, done, key), report each keeper's pid and end; exit when
+    the serving parent closes the socket.  Returns only in a run's process."""
+    import select
+    import signal
+    import socket
+
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    keepers: set[int] = set()
+
+    def reap(block: bool) -> None:
+        while keepers:
+            try:
+                pid, status, usage = os.wait4(-1, 0 if block else os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            keepers.discard(pid)
+            try:
+                sock.send(b"exit %d %d %.4f" % (pid, status, usage.ru_utime + usage.ru_stime))
+            except OSError:
+                pass
+
+    sock.send(b"ready")
+    while True:
+        ready = select.select([sock, wake_r], [], [])[0]
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        reap(False)
+        if sock not in ready:
+            continue
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 4)
+        except OSError:
+            data, fds = b"", []
+        if not data or len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            if data:
+                continue
+            reap(True)  # the serving parent is done: each keeper ends its run first
+            _EXIT(0)
+        req: RunRequest = json.loads(data)
+        go_r, ready_w, done_w, key_r = fds
+        pid = os.fork()
+        if pid == 0:  # the keeper, then (returning) its run
+            _becoming_keeper([sock.fileno(), wake_r, wake_w])
+            try:
+                key = os.read(key_r, 64)
+                os.close(key_r)
+            except OSError:
+                _EXIT(CRASH)
+            go = _keep(req, go_r, None, ready_fd=ready_w, done_fd=done_w)
+            return req, go, ready_w, key
+        for fd in fds:
+            os.close(fd)
+        keepers.add(pid)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        sock.send(b"forked %d" % pid)
+
+
+def _as_run(req: RunRequest, hold: _Hold, plugin: _Plugin, config: Any, args: list[str],
+            go: int, ready: int, key: bytes) -> None:
+    """In a run forked from a template: this run's own process, output, folders, file,
+    result and key, then held for "go" as any prepared run."""
+    import signal
+    _RUNNING[0] = True  # (a list: the judge's own globals are watched from the rebase on)
+    _dumpable(True)
+    os.setsid()
+    if req.get("idle"):  # its keeper puts it back to the normal priority on "go"
+        _idle()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _logs_to(req["log"])
+    _private(req)
+    os.makedirs(req["home"], exist_ok=True)
+    if "hypothesis" in sys.modules:
+        try:
+            from hypothesis import configuration
+            configuration.set_hypothesis_home_dir(req["home"])
+        except Exception:  # noqa: BLE001
+            pass
+    path = req["args"][0]
+    hold.path = path
+    plugin.home, plugin.result, plugin.key = req["home"], req["result"], key
+    plugin.target = os.path.abspath(path)
+    plugin.oracle = _Oracle(path, hold.top or os.getcwd())
+    config.args = [path]
+    for ns in (getattr(config, "option", None), getattr(config, "known_args_namespace", None)):
+        if ns is not None and hasattr(ns, "file_or_dir"):
+            ns.file_or_dir = [path]
+    params = config.invocation_params
+    config.invocation_params = type(params)(args=(path, *args[1:]), plugins=params.plugins,
+                                            dir=params.dir)
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:  # the session's duration from this run's start
+        for name in ("_session_start", "_sessionstarttime"):
+            then = getattr(tr, name, None)
+            if then is not None:
+                import time
+                setattr(tr, name, type(then)() if not isinstance(then, float) else time.time())
+    hold.go_fd, hold.ready_fd = go, ready  # held at the hold's own step of collection
+
+
+def _logs_to(log: str) -> None:
+    """Every descriptor of this process that wrote to the template's log (its output,
+    and the copies pytest's capture and faulthandler keep) writes to the run's log
+    now, and every unnamed scratch file (pytest's capture files) is a fresh one."""
+    import stat
+    import tempfile
+
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    for name in os.listdir("/proc/self/fd"):
+        n = int(name)
+        if n == fd:
+            continue
+        try:
+            st = os.fstat(n)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == _TEMPLATE_LOG:
+            os.dup2(fd, n)
+        elif stat.S_ISREG(st.st_mode) and st.st_nlink == 0:
+            with tempfile.TemporaryFile() as fresh:
+                os.dup2(fresh.fileno(), n)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+_RUNNING = [False]  # whether this process (forked from a template) is a run
+
+
+class _Tmpl(NamedTuple):
+    pid: int
+    sock: Any       # the serving parent's end
+    ready: list[bool]  # [whether it said it is ready]
+
+
+class _Templates:
+    """The serving parent's session templates, one per directory and arguments."""
+
+    def __init__(self) -> None:
+        import socket
+        self.socket = socket
+        self.off = bool(POLICY) or not hasattr(socket, "send_fds") or \
+            bool(os.environ.get("BALLOT_GUARD_NO_TEMPLATE"))
+        self.by_key: dict[tuple[Any, ...], _Tmpl | None] = {}  # None: not to be used
+        self.by_fd: dict[int, tuple[tuple[Any, ...], _Tmpl]] = {}
+        self.pids: set[int] = set()
+        self.first: dict[int, tuple[tuple[Any, ...], RunRequest]] = {}  # ready pipe -> the
+        # first run of a directory, until it is held
+
+    def fds(self) -> list[int]:
+        return list(self.by_fd)
+
+    def _key(self, req: RunRequest) -> tuple[Any, ...] | None:
+        args = req.get("args") or []
+        if self.off or not args or not _no_conftest(args[0], _ROOTS["tree"] or os.getcwd()):
+            return None
+        return (os.path.dirname(os.path.abspath(args[0])), *args[1:])
+
+    def _start(self, key: tuple[Any, ...], req: RunRequest, close: list[int]) -> None:
+        mine, its = self.socket.socketpair(self.socket.AF_UNIX, self.socket.SOCK_SEQPACKET)
+        log = os.path.join(os.path.dirname(req["dir"]), f"template-{len(self.by_key)}.log")
+        bare: Any = {k: v for k, v in req.items() if k not in ("key", "idle")}
+        pid = os.fork()
+        if pid == 0:
+            _session_template(bare, its, log, [*close, mine.fileno()])
+        its.close()
+        t = _Tmpl(pid, mine, [False])
+        self.pids.add(pid)
+        self.by_key[key] = t
+        self.by_fd[mine.fileno()] = (key, t)
+
+    def held(self, ready_r: int, clean: bool | None, close: list[int]) -> None:
+        """A prepared run said whether project code ran before its hold."""
+        first = self.first.pop(ready_r, None)
+        if first is not None and clean:
+            self._start(*first, close)
+
+    def _drop(self, key: tuple[Any, ...], t: _Tmpl) -> None:
+        self.by_key[key] = None
+        self.by_fd.pop(t.sock.fileno(), None)
+        if not t.ready[0]:
+            try:
+                os.kill(t.pid, 9)
+            except OSError:
+                pass
+        t.sock.close()
+
+    def prepare(self, req: RunRequest, pipes: tuple[int, int, int], ready_r: int,
+                exited: Callable[[int, int, float], None]) -> int | None:
+        """A keeper forked by the request's template (its pid), or None: fork it here.
+        The first run of a directory is prepared as any other; once it is held with no
+        project code imported, its directory gets a template (``held``): no template
+        ever imports the project's code, even beside a run."""
+        self.first.pop(ready_r, None)  # a pipe of that number before: its run is gone
+        key = self._key(req)
+        if key is None:
+            return None
+        if key not in self.by_key:
+            self.by_key[key] = None
+            self.first[ready_r] = (key, req)
+            return None
+        t = self.by_key[key]
+        if t is None or not t.ready[0]:
+            return None
+        key_r, key_w = os.pipe()
+        pid = None
+        try:
+            os.write(key_w, bytes.fromhex(req.get("key", "")))
+            os.close(key_w)
+            bare = {k: v for k, v in req.items() if k != "key"}  # it passes the key unread
+            self.socket.send_fds(t.sock, [json.dumps(bare).encode()], [*pipes, key_r])
+            pid = self._forked(t, exited)
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(key_r)
+        if pid is None:
+            self._drop(key, t)
+        return pid
+
+    def _forked(self, t: _Tmpl, exited: Callable[[int, int, float], None]) -> int | None:
+        import select
+        while select.select([t.sock], [], [], 10.0)[0]:
+            said = t.sock.recv(256)
+            if said.startswith(b"forked "):
+                return int(said.split()[1])
+            if not self._said(t, said, exited):
+                return None
+        return None
+
+    def _said(self, t: _Tmpl, said: bytes, exited: Callable[[int, int, float], None]) -> bool:
+        """Take one message of a template; False when it is gone or failed."""
+        if said == b"ready":
+            t.ready[0] = True
+            return True
+        if said.startswith(b"exit "):
+            _, pid, status, cpu = said.split()
+            exited(int(pid), int(status), float(cpu))
+            return True
+        return False
+
+    def read(self, fd: int, exited: Callable[[int, int, float], None]) -> None:
+        key, t = self.by_fd[fd]
+        try:
+            said = t.sock.recv(256)
+        except OSError:
+            said = b""
+        if not self._said(t, said, exited):
+            self._drop(key, t)
+
+    def ended(self, pid: int) -> bool:
+        """Whether ``pid`` was a template's (it is not used any more)."""
+        if pid not in self.pids:
+            return False
+        for key, t in list(self.by_fd.values()):
+            if t.pid == pid:
+                self._drop(key, t)
+        return True
+
+    def close(self) -> None:
+        """The gate is done: each template exits once its keepers did."""
+        for key, t in list(self.by_fd.values()):
+            self._drop(key, t)
+
+
+def _session_template(req: RunRequest, sock: Any, log: str, close: list[int]) -> None:
+    """In a forked child of the serving parent: become the session template of the
+    request's directory (see above); in each run forked from it, run.  Never returns."""
+    global _TEMPLATE_LOG  # noqa: PLW0603 - this process's own log
+    code = CRASH
+    try:
+        import signal
+        parent = os.getppid()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in close:
+            os.close(fd)
+        _with_parent(parent, lambda *_: _EXIT(CRASH))
+        _redirect(log)
+        st = os.fstat(1)
+        _TEMPLATE_LOG = (st.st_dev, st.st_ino)
+        top = _ROOTS["tree"] or os.getcwd()
+        args = _confined(list(req["args"]), top)
+        hold = _Hold(None, req["args"][0], top)
+        import pytest
+
+        _mark(pytest)
+        plugin = _Plugin(req["home"], req["result"], hold, _SNAPSHOT or _Integrity.take())
+        code = int(_main(pytest, args, [hold, plugin, _Fork(sock, hold, plugin, args)]))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else CRASH
+    except BaseException:  # noqa: BLE001 - report as a crash, never fall back into the loop
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        if not _RUNNING[0]:  # the template ended before it served: the parent stops using it
+            try:
+                sock.send(b"fail")
+            except Exception:  # noqa: BLE001
+                pass
+        _flushed_exit(code)
 
 
 # Judge modules the runner loads only where a file of the checkout names them.
@@ -2520,7 +2926,11 @@ def serve(policy: str | None = None) -> int:
         else:
             ended[pid] = (status, cpu)
 
+    templates = _Templates()
+
     def exited(pid: int, status: int, cpu: float) -> None:
+        if templates.ended(pid):
+            return
         if pid in told:  # it said so before its exit: this is that exit
             told.discard(pid)
             return
@@ -2532,7 +2942,10 @@ def serve(policy: str | None = None) -> int:
         filed(pid, status, cpu)
 
     while open_ or running:
-        ready = select.select([wake_r, *readies, *dones] + ([0] if open_ else []), [], [])[0]
+        ready = select.select([wake_r, *readies, *dones, *templates.fds()] +
+                              ([0] if open_ else []), [], [])[0]
+        for fd in [fd for fd in ready if fd in templates.by_fd]:
+            templates.read(fd, exited)
         for fd in [fd for fd in ready if fd in dones]:
             pid = dones.pop(fd)
             try:
@@ -2555,6 +2968,9 @@ def serve(policy: str | None = None) -> int:
             os.close(fd)  # read once: nothing the run writes later reaches the gate
             held: Reply = {"id": readies.pop(fd),
                            "ready": {b"0": True, b"1": False}.get(said[0]) if said else None}
+            templates.held(fd, held["ready"], [
+                wake_r, wake_w, private, *(g for _p, g in prepared.values()), *readies,
+                *dones, *muted.values(), *templates.fds()])
             try:
                 held["prep"] = float(said[1])
             except (IndexError, ValueError):
@@ -2593,21 +3009,27 @@ def serve(policy: str | None = None) -> int:
                 go_r, go_w = os.pipe()
                 ready_r, ready_w = os.pipe()
                 done_r, done_w = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # no descriptor of the parent's, nor another run's pipes
-                    _keeper(msg["req"], go_r, ready_w, done_w,
-                            [go_w, ready_r, done_r, wake_r, wake_w, private,
-                             *(g for _p, g in prepared.values()), *readies, *dones,
-                             *muted.values()])
+                # no descriptor of the parent's, nor another run's pipes, nor a template's
+                close = [go_w, ready_r, done_r, wake_r, wake_w, private,
+                         *(g for _p, g in prepared.values()), *readies, *dones,
+                         *muted.values(), *templates.fds()]
+                forked = templates.prepare(msg["req"], (go_r, ready_w, done_w), ready_r,
+                                           exited)
+                if forked is not None:
+                    pid = forked
+                else:
+                    pid = os.fork()
+                    if pid == 0:
+                        _keeper(msg["req"], go_r, ready_w, done_w, close)
+                    try:
+                        os.setpgid(pid, pid)
+                    except OSError:
+                        pass  # the child did it first, or already ended
                 os.close(go_r)
                 os.close(ready_w)
                 os.close(done_w)
                 readies[ready_r] = msg["id"]
                 dones[done_r] = pid
-                try:
-                    os.setpgid(pid, pid)
-                except OSError:
-                    pass  # the child did it first, or already ended
                 prepared[msg["id"]] = (pid, go_w)
                 reply({"id": msg["id"], "prepared": pid})
             elif msg["op"] == "go":
@@ -2625,6 +3047,7 @@ def serve(policy: str | None = None) -> int:
             elif msg["op"] == "cancel":
                 pid, go = prepared.pop(msg["id"])
                 os.close(go)
+    templates.close()
     while True:  # every keeper left: each ends what its run left before it exits
         try:
             os.waitpid(-1, 0)

@@ -1,0 +1,125 @@
+"""Session templates: at the hermetic level, the runs of a directory with no conftest.py
+are forked from a copy of the fork server that made pytest's session start once, up to
+collection.  Each run still is a fresh process state of its own: its own file, its own
+log and captured output, nothing of the template's descriptors, and nobody's verdict
+changes."""
+from __future__ import annotations
+
+import pytest
+
+from testing.gate_support import make_project, project, scorecard
+from testing.helpers import Repo, run_cli
+
+__all__ = ["project"]
+
+HERMETIC = 'sandbox = "off"\n'
+
+# Each run records its keeper's parent and that process's parent: a run forked from a
+# template has the template there, itself a child of the fork server.
+ANCESTRY = ("import os\n\n\n"
+            "def parent_of(pid):\n"
+            "    with open(f'/proc/{pid}/stat') as f:\n"
+            "        return int(f.read().rsplit(')', 1)[1].split()[1])\n\n\n"
+            "def test_where_from():\n"
+            "    keeper = os.getppid()\n"
+            "    above = parent_of(keeper)\n"
+            "    assert False, f'above={above} above2={parent_of(above)}'\n")
+
+
+def _ancestry(card: dict) -> list[tuple[int, int]]:
+    out = []
+    for prop in card["properties"].values():
+        for run in prop["runs"]:
+            above = run["failure"].split("above=")[1].split()[0]
+            above2 = run["failure"].split("above2=")[1].split()[0].rstrip("'\"")
+            out.append((int(above), int(above2)))
+    return out
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_runs_of_one_directory_are_forked_from_its_template(project: Repo, jobs: str) -> None:
+    make_project(project, {n: ANCESTRY for n in "abc"}, table=f"repeats = 3\n{HERMETIC}")
+    res = run_cli(["gate", "--jobs", jobs], project.path)
+    assert res.code == 1, res.out + res.err
+    chains = _ancestry(scorecard(project))
+    servers = {above for above, _ in chains}
+    # the first run comes from the fork server; once it is held, every later run of the
+    # directory comes from the template, a child of that same server
+    templates = {above for above, above2 in chains if above2 in servers}
+    assert len(templates) == 1, chains
+    assert sum(above in templates for above, _ in chains) >= 3, chains
+
+
+def test_without_templates_every_run_is_forked_from_the_server(
+        project: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BALLOT_GUARD_NO_TEMPLATE", "1")
+    make_project(project, {n: ANCESTRY for n in "ab"}, table=f"repeats = 3\n{HERMETIC}")
+    res = run_cli(["gate"], project.path)
+    assert res.code == 1, res.out + res.err
+    chains = _ancestry(scorecard(project))
+    assert len({above for above, _ in chains}) == 1, chains
+
+
+def test_a_directory_with_a_conftest_gets_no_template(project: Repo) -> None:
+    make_project(project, {n: ANCESTRY for n in "ab"}, table=f"repeats = 3\n{HERMETIC}",
+                 commit=False)
+    project.write("properties/conftest.py", "")
+    project.commit_all("a conftest beside the properties")
+    res = run_cli(["gate"], project.path)
+    assert res.code == 1, res.out + res.err
+    chains = _ancestry(scorecard(project))
+    assert len({above for above, _ in chains}) == 1, chains
+
+
+# What a run prints is captured into its own files: pytest's capture files are made
+# by the template once, and each run gets fresh ones (runs of two properties go side by
+# side at --jobs 2: with shared files, each would read the other's output, or lose its
+# own to the other's truncation).
+OWN_OUTPUT = ("import os, sys, time\n\n\n"
+              "def test_says_{name}(request):\n"
+              "    capman = request.config.pluginmanager.getplugin('capturemanager')\n"
+              "    for i in range(5):\n"
+              "        print('marker-{name}-out', flush=True)\n"
+              "        print('marker-{name}-err', file=sys.stderr, flush=True)\n"
+              "        os.write(1, b'marker-{name}-fd\\n')\n"
+              "        time.sleep(0.05)\n"
+              "    out, err = capman.read_global_capture()\n"
+              "    assert sorted(out.split()) == ['marker-{name}-fd'] * 5 + "
+              "['marker-{name}-out'] * 5, out\n"
+              "    assert err.split() == ['marker-{name}-err'] * 5, err\n")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_each_run_captures_its_own_output_only(project: Repo, jobs: str) -> None:
+    names = ["a", "b", "c"]
+    make_project(project, {n: OWN_OUTPUT.format(name=n) for n in names},
+                 table=f"repeats = 3\n{HERMETIC}")
+    res = run_cli(["gate", "--jobs", jobs], project.path)
+    assert res.code == 0, res.out + res.err
+    card = scorecard(project)
+    assert {n: [r["outcome"] for r in card["properties"][n]["runs"]] for n in names} == \
+        {n: ["pass"] * 3 for n in names}
+
+
+# A run holds no socket (the template's, through which runs are asked for) and nothing
+# open on the template's own log.
+NO_SOCKETS = ("import os, stat\n\n\n"
+              "def test_no_socket_no_template_log():\n"
+              "    found = []\n"
+              "    for fd in os.listdir('/proc/self/fd'):\n"
+              "        try:\n"
+              "            st = os.fstat(int(fd))\n"
+              "            where = os.readlink(f'/proc/self/fd/{fd}')\n"
+              "        except OSError:\n"
+              "            continue\n"
+              "        if stat.S_ISSOCK(st.st_mode) or 'template-' in where:\n"
+              "            found.append(where)\n"
+              "    assert not found\n")
+
+
+def test_a_run_holds_no_socket_nor_the_templates_log(project: Repo) -> None:
+    make_project(project, {n: NO_SOCKETS for n in "ab"}, table=f"repeats = 3\n{HERMETIC}")
+    res = run_cli(["gate", "--jobs", "2"], project.path)
+    assert res.code == 0, res.out + res.err
+    runs = [r for p in scorecard(project)["properties"].values() for r in p["runs"]]
+    assert [r["outcome"] for r in runs] == ["pass"] * 6, runs
