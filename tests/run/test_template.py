@@ -38,7 +38,7 @@ def _ancestry(card: dict) -> list[tuple[int, int]]:
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_runs_of_one_directory_are_forked_from_its_template(project: Repo, jobs: str) -> None:
-    make_project(project, {n: ANCESTRY for n in "abc"}, table=f"repeats = 3\n{HERMETIC}")
+    make_project(project, dict.fromkeys("abc", ANCESTRY), table=f"repeats = 3\n{HERMETIC}")
     res = run_cli(["gate", "--jobs", jobs], project.path)
     assert res.code == 1, res.out + res.err
     chains = _ancestry(scorecard(project))
@@ -53,7 +53,7 @@ def test_runs_of_one_directory_are_forked_from_its_template(project: Repo, jobs:
 def test_without_templates_every_run_is_forked_from_the_server(
         project: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BALLOT_GUARD_NO_TEMPLATE", "1")
-    make_project(project, {n: ANCESTRY for n in "ab"}, table=f"repeats = 3\n{HERMETIC}")
+    make_project(project, dict.fromkeys("ab", ANCESTRY), table=f"repeats = 3\n{HERMETIC}")
     res = run_cli(["gate"], project.path)
     assert res.code == 1, res.out + res.err
     chains = _ancestry(scorecard(project))
@@ -61,7 +61,7 @@ def test_without_templates_every_run_is_forked_from_the_server(
 
 
 def test_a_directory_with_a_conftest_gets_no_template(project: Repo) -> None:
-    make_project(project, {n: ANCESTRY for n in "ab"}, table=f"repeats = 3\n{HERMETIC}",
+    make_project(project, dict.fromkeys("ab", ANCESTRY), table=f"repeats = 3\n{HERMETIC}",
                  commit=False)
     project.write("properties/conftest.py", "")
     project.commit_all("a conftest beside the properties")
@@ -118,7 +118,7 @@ NO_SOCKETS = ("import os, stat\n\n\n"
 
 
 def test_a_run_holds_no_socket_nor_the_templates_log(project: Repo) -> None:
-    make_project(project, {n: NO_SOCKETS for n in "ab"}, table=f"repeats = 3\n{HERMETIC}")
+    make_project(project, dict.fromkeys("ab", NO_SOCKETS), table=f"repeats = 3\n{HERMETIC}")
     res = run_cli(["gate", "--jobs", "2"], project.path)
     assert res.code == 0, res.out + res.err
     runs = [r for p in scorecard(project)["properties"].values() for r in p["runs"]]
