@@ -53,7 +53,7 @@ from hashlib import blake2b  # noqa: E402 - after the references above (pytest l
 _DUMPS = json.dumps
 _SIGN = blake2b
 from collections.abc import Callable  # noqa: E402 - after the references above
-from typing import TYPE_CHECKING, Any, NamedTuple  # noqa: E402 - after the references above
+from typing import TYPE_CHECKING, Any, NamedTuple, cast  # noqa: E402 - after the references above
 
 if TYPE_CHECKING:  # this file runs alone in the project's interpreter: names for the checker
     from ballot_guard.run.protocol import Describe, Isolation, Reply, RunRequest
@@ -1673,18 +1673,23 @@ def _private(req: RunRequest) -> None:
         sys.dont_write_bytecode = True
 
 
+def _hypothesis_home(home: str) -> None:
+    """The run's own (empty) Hypothesis home."""
+    os.makedirs(home, exist_ok=True)
+    if "hypothesis" in sys.modules:
+        try:
+            from hypothesis import configuration
+            configuration.set_hypothesis_home_dir(home)
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def _run(req: RunRequest, go_fd: int | None = None, ready_fd: int | None = None) -> int:
     """One pytest session in this process; its exit code."""
     _private(req)
     top = _ROOTS["tree"] or os.getcwd()
     hold = _Hold(go_fd, req["args"][0], top, ready_fd)
-    os.makedirs(req["home"], exist_ok=True)
-    if "hypothesis" in sys.modules:
-        try:
-            from hypothesis import configuration
-            configuration.set_hypothesis_home_dir(req["home"])
-        except Exception:  # noqa: BLE001
-            pass
+    _hypothesis_home(req["home"])
     import pytest
 
     _mark(pytest)
@@ -1902,36 +1907,54 @@ def _redirect(log: str) -> None:
     os.close(null)
 
 
-def _child(req: RunRequest, go_fd: int, ready_fd: int | None = None,
-           _exit: Any = _EXIT) -> None:
-    """In the run's own process: a session of its own, run, never return.  Once held
-    before anything of the project runs, it says so on ``ready_fd`` ("0", or "1" when
-    project code was imported before that point) and waits for "go" on ``go_fd``."""
-    code = CRASH
+def _exit_code(body: Callable[[], int]) -> int:
+    """``body()``, or the exit code a SystemExit asks for, or CRASH (its traceback
+    printed) for anything else: never falls back into the caller's loop."""
     try:
-        _dumpable(True)  # the run's own process, as any other (its keeper's is not)
-        os.setsid()  # its own session and process group: what it starts stays with it
-        if req.get("idle"):
-            _idle()
-        import signal
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        if POLICY:  # returns in the run: PID 2 of its own namespaces, in its own view
-            keep = (0, 1, 2, go_fd) + ((ready_fd,) if ready_fd is not None else ())
-            SANDBOX.isolate(POLICY, keep=keep, ended=req.get("ended"),
-                            writable=os.path.dirname(req["result"]))
-        _redirect(req["log"])
-        code = _run(req, go_fd, ready_fd)
+        return body()
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else CRASH
-    except BaseException:  # noqa: BLE001 - report as a crash, never fall back into the loop
+        return exc.code if isinstance(exc.code, int) else CRASH
+    except BaseException:  # noqa: BLE001 - report as a crash
         try:
             import traceback
             traceback.print_exc()
         except BaseException:  # noqa: BLE001
             pass
+    return CRASH
+
+
+def _child(req: RunRequest, go_fd: int, ready_fd: int | None = None,
+           _exit: Any = _EXIT) -> None:
+    """In the run's own process: a session of its own, run, never return.  Once held
+    before anything of the project runs, it says so on ``ready_fd`` ("0", or "1" when
+    project code was imported before that point) and waits for "go" on ``go_fd``."""
+    def body() -> int:
+        _own_process(req)
+        if POLICY:  # returns in the run: PID 2 of its own namespaces, in its own view
+            keep = (0, 1, 2, go_fd) + ((ready_fd,) if ready_fd is not None else ())
+            SANDBOX.isolate(POLICY, keep=keep, ended=req.get("ended"),
+                            writable=os.path.dirname(req["result"]))
+        _redirect(req["log"])
+        return _run(req, go_fd, ready_fd)
+
+    code = CRASH
+    try:
+        code = _exit_code(body)
     finally:
         _flushed_exit(code, _exit)
+
+
+def _own_process(req: RunRequest) -> None:
+    """A run's own process: dumpable as any other (its keeper's is not), its own
+    session and process group (what it starts stays with it), its priority, and the
+    default signals."""
+    import signal
+    _dumpable(True)
+    os.setsid()
+    if req.get("idle"):  # its keeper puts it back to the normal priority on "go"
+        _idle()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _flushed_exit(code: int, exit_: Any = _EXIT) -> None:
@@ -2457,25 +2480,11 @@ def _as_run(req: RunRequest, hold: _Hold, plugin: _Plugin, config: Any, args: li
             go: int, ready: int, key: bytes) -> None:
     """In a run forked from a template: this run's own process, output, folders, file,
     result and key, then held for "go" as any prepared run."""
-    import signal
     _RUNNING[0] = True  # (a list: the judge's own globals are watched from the rebase on)
-    _dumpable(True)
-    os.setsid()
-    if req.get("idle"):  # its keeper puts it back to the normal priority on "go"
-        _idle()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _own_process(req)  # (its keeper gave it the default wake-up and SIGCHLD)
     _logs_to(req["log"])
     _private(req)
-    os.makedirs(req["home"], exist_ok=True)
-    if "hypothesis" in sys.modules:
-        try:
-            from hypothesis import configuration
-            configuration.set_hypothesis_home_dir(req["home"])
-        except Exception:  # noqa: BLE001
-            pass
+    _hypothesis_home(req["home"])
     path = req["args"][0]
     hold.path = path
     plugin.home, plugin.result, plugin.key = req["home"], req["result"], key
@@ -2489,12 +2498,11 @@ def _as_run(req: RunRequest, hold: _Hold, plugin: _Plugin, config: Any, args: li
     config.invocation_params = type(params)(args=(path, *args[1:]), plugins=params.plugins,
                                             dir=params.dir)
     tr = config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None:  # the session's duration from this run's start
-        for name in ("_session_start", "_sessionstarttime"):
-            then = getattr(tr, name, None)
-            if then is not None:
-                import time
-                setattr(tr, name, type(then)() if not isinstance(then, float) else time.time())
+    if getattr(tr, "_session_start", None) is not None:  # pytest 9: the duration from here
+        tr._session_start = type(tr._session_start)()
+    elif isinstance(getattr(tr, "_sessionstarttime", None), float):  # pytest 8
+        import time
+        tr._sessionstarttime = time.time()
     hold.go_fd, hold.ready_fd = go, ready  # held at the hold's own step of collection
 
 
@@ -2505,35 +2513,36 @@ def _logs_to(log: str) -> None:
     import stat
     import tempfile
 
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    _redirect(log)  # 1 and 2 write to the run's log from here
     for name in os.listdir("/proc/self/fd"):
         n = int(name)
-        if n == fd:
-            continue
         try:
             st = os.fstat(n)
         except OSError:
             continue
         if (st.st_dev, st.st_ino) == _TEMPLATE_LOG:
-            os.dup2(fd, n)
+            os.dup2(1, n)
         elif stat.S_ISREG(st.st_mode) and st.st_nlink == 0:
             with tempfile.TemporaryFile() as fresh:
                 os.dup2(fresh.fileno(), n)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
 
 
 _RUNNING = [False]  # whether this process (forked from a template) is a run
 
 
-class _Tmpl(NamedTuple):
-    pid: int
-    sock: Any       # the serving parent's end
-    ready: list[bool]  # [whether it said it is ready]
+class _Tmpl:
+    """One template, as the serving parent knows it."""
+
+    def __init__(self, key: tuple[Any, ...], pid: int, sock: Any) -> None:
+        self.key = key
+        self.pid = pid
+        self.sock = sock  # the serving parent's end
+        self.ready = False  # whether it said it serves
+
+
+def _unkeyed(req: RunRequest) -> RunRequest:
+    """The request as a template gets it: without the run's key (passed on unread)."""
+    return cast("RunRequest", {k: v for k, v in req.items() if k != "key"})
 
 
 class _Templates:
@@ -2545,7 +2554,7 @@ class _Templates:
         self.off = bool(POLICY) or not hasattr(socket, "send_fds") or \
             bool(os.environ.get("BALLOT_GUARD_NO_TEMPLATE"))
         self.by_key: dict[tuple[Any, ...], _Tmpl | None] = {}  # None: not to be used
-        self.by_fd: dict[int, tuple[tuple[Any, ...], _Tmpl]] = {}
+        self.by_fd: dict[int, _Tmpl] = {}
         self.pids: set[int] = set()
         self.first: dict[int, tuple[tuple[Any, ...], RunRequest]] = {}  # ready pipe -> the
         # first run of a directory, until it is held
@@ -2562,15 +2571,12 @@ class _Templates:
     def _start(self, key: tuple[Any, ...], req: RunRequest, close: list[int]) -> None:
         mine, its = self.socket.socketpair(self.socket.AF_UNIX, self.socket.SOCK_SEQPACKET)
         log = os.path.join(os.path.dirname(req["dir"]), f"template-{len(self.by_key)}.log")
-        bare: Any = {k: v for k, v in req.items() if k not in ("key", "idle")}
         pid = os.fork()
         if pid == 0:
-            _session_template(bare, its, log, [*close, mine.fileno()])
+            _session_template(_unkeyed(req), its, log, [*close, mine.fileno()])
         its.close()
-        t = _Tmpl(pid, mine, [False])
         self.pids.add(pid)
-        self.by_key[key] = t
-        self.by_fd[mine.fileno()] = (key, t)
+        self.by_key[key] = self.by_fd[mine.fileno()] = _Tmpl(key, pid, mine)
 
     def held(self, ready_r: int, clean: bool | None, close: list[int]) -> None:
         """A prepared run said whether project code ran before its hold."""
@@ -2578,10 +2584,10 @@ class _Templates:
         if first is not None and clean:
             self._start(*first, close)
 
-    def _drop(self, key: tuple[Any, ...], t: _Tmpl) -> None:
-        self.by_key[key] = None
+    def _drop(self, t: _Tmpl) -> None:
+        self.by_key[t.key] = None
         self.by_fd.pop(t.sock.fileno(), None)
-        if not t.ready[0]:
+        if not t.ready:
             try:
                 os.kill(t.pid, 9)
             except OSError:
@@ -2603,22 +2609,22 @@ class _Templates:
             self.first[ready_r] = (key, req)
             return None
         t = self.by_key[key]
-        if t is None or not t.ready[0]:
+        if t is None or not t.ready:
             return None
         key_r, key_w = os.pipe()
         pid = None
         try:
             os.write(key_w, bytes.fromhex(req.get("key", "")))
             os.close(key_w)
-            bare = {k: v for k, v in req.items() if k != "key"}  # it passes the key unread
-            self.socket.send_fds(t.sock, [json.dumps(bare).encode()], [*pipes, key_r])
+            self.socket.send_fds(t.sock, [json.dumps(_unkeyed(req)).encode()],
+                                 [*pipes, key_r])
             pid = self._forked(t, exited)
         except (OSError, ValueError):
             pass
         finally:
             os.close(key_r)
         if pid is None:
-            self._drop(key, t)
+            self._drop(t)
         return pid
 
     def _forked(self, t: _Tmpl, exited: Callable[[int, int, float], None]) -> int | None:
@@ -2634,7 +2640,7 @@ class _Templates:
     def _said(self, t: _Tmpl, said: bytes, exited: Callable[[int, int, float], None]) -> bool:
         """Take one message of a template; False when it is gone or failed."""
         if said == b"ready":
-            t.ready[0] = True
+            t.ready = True
             return True
         if said.startswith(b"exit "):
             _, pid, status, cpu = said.split()
@@ -2643,35 +2649,33 @@ class _Templates:
         return False
 
     def read(self, fd: int, exited: Callable[[int, int, float], None]) -> None:
-        key, t = self.by_fd[fd]
+        t = self.by_fd[fd]
         try:
             said = t.sock.recv(256)
         except OSError:
             said = b""
         if not self._said(t, said, exited):
-            self._drop(key, t)
+            self._drop(t)
 
     def ended(self, pid: int) -> bool:
         """Whether ``pid`` was a template's (it is not used any more)."""
         if pid not in self.pids:
             return False
-        for key, t in list(self.by_fd.values()):
-            if t.pid == pid:
-                self._drop(key, t)
+        for t in [t for t in self.by_fd.values() if t.pid == pid]:
+            self._drop(t)
         return True
 
     def close(self) -> None:
         """The gate is done: each template exits once its keepers did."""
-        for key, t in list(self.by_fd.values()):
-            self._drop(key, t)
+        for t in list(self.by_fd.values()):
+            self._drop(t)
 
 
 def _session_template(req: RunRequest, sock: Any, log: str, close: list[int]) -> None:
     """In a forked child of the serving parent: become the session template of the
     request's directory (see above); in each run forked from it, run.  Never returns."""
-    global _TEMPLATE_LOG  # noqa: PLW0603 - this process's own log
-    code = CRASH
-    try:
+    def body() -> int:
+        global _TEMPLATE_LOG  # noqa: PLW0603 - this process's own log
         import signal
         parent = os.getppid()
         signal.set_wakeup_fd(-1)
@@ -2689,15 +2693,11 @@ def _session_template(req: RunRequest, sock: Any, log: str, close: list[int]) ->
 
         _mark(pytest)
         plugin = _Plugin(req["home"], req["result"], hold, _SNAPSHOT or _Integrity.take())
-        code = int(_main(pytest, args, [hold, plugin, _Fork(sock, hold, plugin, args)]))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else CRASH
-    except BaseException:  # noqa: BLE001 - report as a crash, never fall back into the loop
-        try:
-            import traceback
-            traceback.print_exc()
-        except BaseException:  # noqa: BLE001
-            pass
+        return int(_main(pytest, args, [hold, plugin, _Fork(sock, hold, plugin, args)]))
+
+    code = CRASH
+    try:
+        code = _exit_code(body)
     finally:
         if not _RUNNING[0]:  # the template ended before it served: the parent stops using it
             try:
