@@ -55,11 +55,34 @@ _SIGN = blake2b
 from collections.abc import Callable  # noqa: E402 - after the references above
 from typing import TYPE_CHECKING, Any, NamedTuple, cast  # noqa: E402 - after the references above
 
-if TYPE_CHECKING:  # this file runs alone in the project's interpreter: names for the checker
-    from ballot_guard.run.protocol import Describe, Isolation, Reply, RunRequest
 
-# Exit code of a child whose own machinery (not pytest) failed.
-CRASH = 70
+def _sibling(name: str, *, watched: bool = False) -> Any:
+    """ballot-guard's ``NAME.py`` beside this file, loaded by path (ballot-guard is not
+    installed in the project's environment); a ``watched`` one is put in
+    ``sys.modules`` as ``_ballot_guard_NAME``, where the integrity check finds it among
+    the judge's modules."""
+    import importlib.util
+
+    label = f"_ballot_guard_{name}"
+    if label in sys.modules:
+        return sys.modules[label]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(label, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if watched:
+        sys.modules[label] = module
+    return module
+
+
+if TYPE_CHECKING:  # this file runs alone in the project's interpreter: names for the checker
+    from ballot_guard.run import keeper
+    from ballot_guard.run.protocol import Describe, Isolation, Reply, RunRequest
+else:
+    keeper = _sibling("keeper", watched=True)  # a run's keeper: nothing left behind
+
+CRASH = keeper.CRASH  # the exit code of a child whose own machinery (not pytest) failed
 
 SANDBOX: Any = None   # ballot-guard's sandbox.py, loaded by path when a policy asks for it
 POLICY: dict[str, Any] = {}  # the sandbox policy in force in this server ({}: none)
@@ -68,14 +91,9 @@ POLICY: dict[str, Any] = {}  # the sandbox policy in force in this server ({}: n
 def _enter_sandbox(policy_json: str | None) -> Isolation:
     """Enter the OS sandbox the gate asks for (before any thread or import); its record."""
     global SANDBOX, POLICY  # noqa: PLW0603 - this server's one sandbox, set at its start
-    import importlib.util
 
     policy = json.loads(policy_json) if policy_json else {"mode": "off"}
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox.py")
-    spec = importlib.util.spec_from_file_location("_ballot_guard_sandbox", path)
-    assert spec is not None and spec.loader is not None
-    SANDBOX = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(SANDBOX)
+    SANDBOX = _sibling("sandbox")
     policy = SANDBOX.with_environment(policy)
     isolation: Isolation = SANDBOX.enter(policy)
     if isolation["level"] == "sandbox":
@@ -338,7 +356,8 @@ def describe() -> Describe:
 # Every module of the judge: what decides a test's outcome, and what reports it.
 _JUDGE_TOPS = ("pytest", "_pytest", "pluggy", "hypothesis", "_hypothesis_pytestplugin",
                "_hypothesis_globals", "json", "unittest", "iniconfig")
-_JUDGE_EXACT = ("builtins", "os", "posixpath", "importlib._bootstrap_external", "__main__")
+_JUDGE_EXACT = ("builtins", "os", "posixpath", "importlib._bootstrap_external", "__main__",
+                "_ballot_guard_keeper")
 _SYS = ("exit", "modules", "meta_path", "path_hooks", "excepthook")
 # Module globals that pytest and Hypothesis themselves set and reset while a session
 # runs (per test, or lazily on first use): their identity is not the judge's meaning.
@@ -1949,10 +1968,10 @@ def _own_process(req: RunRequest) -> None:
     session and process group (what it starts stays with it), its priority, and the
     default signals."""
     import signal
-    _dumpable(True)
+    keeper.dumpable(True)
     os.setsid()
     if req.get("idle"):  # its keeper puts it back to the normal priority on "go"
-        _idle()
+        keeper.idle()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -1967,383 +1986,12 @@ def _flushed_exit(code: int, exit_: Any = _EXIT) -> None:
     exit_(code)
 
 
-# --- nothing left behind -----------------------------------------------------
-#
-# Each run has a keeper: a small process between the serving parent (or the
-# ``once`` command) and the run, which the run's code cannot reach.  The keeper
-# is a "child subreaper" (Linux ``prctl``), so every process the run starts and
-# leaves orphaned, daemons that ``setsid`` out of its group included, becomes
-# the keeper's child instead of init's.
-#
-# At the hermetic level the keeper is what ends them: when the run ends (or is
-# killed: a SIGTERM to the keeper kills the run), it stops and kills every
-# process still below it, writes how many to ``req["ended"]``, and exits as the
-# run did.  In the OS sandbox the run's PID namespace does that job: its init
-# (``sandbox.py``) counts and ends every process of the namespace, none can
-# leave it, and it writes the count from inside the run's mount namespace (the
-# keeper lives in the server's, where every mount is read-only: it writes
-# nothing there).  A SIGTERM to the keeper is passed on to that init, which
-# kills the run, then ends and counts the rest as at any other end.  What is
-# still below the keeper once the namespace is gone (nothing, unless the init
-# was killed) is killed all the same.
-
-PR_SET_CHILD_SUBREAPER = 36
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-_LIBC: Any = None
-
-
-def _libc() -> Any:
-    global _LIBC  # noqa: PLW0603 - loaded once, on first use
-    if _LIBC is None:
-        import ctypes
-        _LIBC = ctypes.CDLL(None, use_errno=True)
-    return _LIBC
-
-
-def _subreaper() -> bool:
-    try:
-        return bool(_libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except Exception:  # noqa: BLE001 - not Linux: the run's process group is all we end
-        return False
-
-
-def _dumpable(on: bool) -> None:
-    """Whether other processes of this user may look into this one through ``/proc``
-    (its descriptors, memory, environment): not the serving parent nor a keeper, which
-    hold the pipes every run's end is reported through (a run that wrote a forged
-    line into one ended another run early); a run, as any process, may (Linux
-    ``PR_SET_DUMPABLE``; a process with ``CAP_SYS_PTRACE`` still may look)."""
-    try:
-        _libc().prctl(PR_SET_DUMPABLE, int(on), 0, 0, 0)
-    except Exception:  # noqa: BLE001 - not Linux: nothing of this kind to close
-        pass
-
-
-def _with_parent(parent: int, stop: Callable[..., None]) -> None:
-    """``stop()`` once ``parent`` is gone: the process that waits for this keeper (the
-    serving parent, or the gate itself for a fresh process) ended without ending the
-    run, killed hard.  Nobody would judge the run then, nor end it at its timeout."""
-    import signal
-    try:
-        _libc().prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-    except Exception:  # noqa: BLE001 - not Linux: the gate's own end of it is all there is
-        return
-    if os.getppid() != parent:  # it was gone before the request was made
-        stop()
-
-
-def _idle() -> None:
-    """Prepare at the idle priority: a prepared run takes no CPU a running one wants."""
-    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-
-
-def _can_idle() -> bool:
-    """Whether a process here may go idle and come back (unprivileged users often cannot:
-    leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE of 20)."""
-    if not hasattr(os, "SCHED_IDLE") or not hasattr(os, "fork"):
-        return False
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _idle()
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-            os._exit(0)
-        except BaseException:  # noqa: BLE001
-            os._exit(1)
-    return os.waitpid(pid, 0)[1] == 0
-
-
-def _state(pid: int) -> bytes | None:
-    """A process's state letter from /proc (None when it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return stat[stat.rindex(b")") + 2:].split()[0]
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _children(pid: int) -> list[int] | None:
-    """``pid``'s children, from each of its threads' /proc ``children`` list; None where
-    the kernel keeps no such list."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    kids: list[int] = []
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                kids += map(int, f.read().split())
-        except FileNotFoundError:
-            if os.path.exists(f"/proc/{pid}/task/{tid}"):
-                return None  # the thread is there, its list is not: none is kept
-            continue
-        except (OSError, ValueError):
-            continue
-    return kids
-
-
-def _below(root: int) -> list[int]:
-    """Every live (not zombie) process whose ancestry leads to ``root``: walked down
-    from ``root`` through /proc's children lists (a few reads for a run's few
-    processes), or, where the kernel keeps none, from every process's parent."""
-    found: list[int] = []
-    seen = {root}
-    todo = [root]
-    while todo:
-        kids = _children(todo.pop())
-        if kids is None:
-            return _below_by_parent(root)
-        for kid in kids:
-            if kid not in seen:
-                seen.add(kid)
-                todo.append(kid)
-                if _state(kid) not in (None, b"Z"):
-                    found.append(kid)
-    return found
-
-
-def _below_by_parent(root: int) -> list[int]:
-    """``_below`` from every process's parent (all of /proc read)."""
-    kids: dict[int, list[int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return []
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-            state, ppid = stat[stat.rindex(b")") + 2:].split()[:2]
-        except (OSError, ValueError):
-            continue
-        if state != b"Z":
-            kids.setdefault(int(ppid), []).append(int(name))
-    found, todo = [], list(kids.get(root, ()))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(kids.get(pid, ()))
-    return found
-
-
-def _reap(ended: Callable[[int, int, float], None] = lambda pid, status, cpu: None) -> None:
-    """Collect every child that has ended, no waiting: ``ended(pid, status, cpu)`` for
-    each, ``cpu`` the seconds of CPU it and every descendant it waited for used."""
-    while True:
-        try:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        ended(pid, status, usage.ru_utime + usage.ru_stime)
-
-
-def _end_below(me: int, group: int) -> int:
-    """Stop and kill what is left below this keeper (and in the run's group); how many."""
-    import signal
-    import time
-
-    ended: set[int] = set()
-    try:
-        os.killpg(group, signal.SIGSTOP)  # its group, wherever its members went
-    except OSError:
-        pass
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline:
-        try:
-            os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:  # nothing below the keeper, alive or not: done
-            break
-        left = _below(me)
-        if not left:
-            _reap()
-            break
-        for sig in (signal.SIGSTOP, signal.SIGKILL):  # stopped first: none forks again
-            for pid in left:
-                try:
-                    os.kill(pid, sig)
-                except OSError:
-                    pass
-        ended.update(left)
-        time.sleep(0.002)
-        _reap()
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except OSError:
-        pass
-    return len(ended)
-
-
-def _normal_priority(root: int, runner: int) -> None:
-    """Put the run (and, in the sandbox, the namespace's init and the run below it,
-    which inherited the idle priority at fork) back to the normal priority; listed
-    until no new process turns up, so none forked meanwhile stays idle."""
-    done: set[int] = set()
-    todo = [runner]
-    while todo:
-        for pid in todo:
-            try:
-                os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
-            except OSError:
-                pass
-            done.add(pid)
-        todo = [pid for pid in _below(root) if pid not in done]
-
-
-def _write_ended(path: str, ended: int, reaper: bool) -> None:
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w") as f:
-            json.dump({"ended": ended, "reaper": reaper}, f)
-        os.replace(tmp, path)
-    except OSError as exc:  # the count is unknown then; the run's status stands
-        print(f"ballot-guard keeper: cannot record what it ended: {exc}", file=sys.stderr)
-
-
-def _keep(req: RunRequest, go_fd: int | None, start: Any, *,
-          sandboxed: bool = False, ready_fd: int | None = None,
-          done_fd: int | None = None) -> int:
-    """The keeper: fork the run (``start(go_fd)`` in the new process), relay its "go",
-    wait for it, end what it left, exit as it did.  With ``sandboxed`` the run's
-    process isolates itself in a PID namespace whose init counts what it ends.  With
-    ``done_fd`` it writes the run's wait status and CPU there once nothing of the run
-    is left, before its own exit (the exit of a copy of the serving parent takes a few
-    milliseconds the next run need not wait for).  Never returns in the keeper; with
-    ``start`` None, returns in the run's new process instead, the go descriptor the
-    run waits on (a run forked from a session template goes on in its caller)."""
-    import signal
-
-    code = CRASH
-    parent = os.getppid()
-    go_on = -1  # the run's go descriptor, in a run that goes on in the caller
-    try:
-        reaper = _subreaper()
-        me = os.getpid()
-        r_go, w_go = os.pipe() if go_fd is not None else (-1, -1)
-        runner = os.fork()
-        if runner == 0:
-            if go_fd is not None:
-                os.close(w_go)
-                os.close(go_fd)
-            if done_fd is not None:
-                os.close(done_fd)  # the keeper's alone: the run cannot say it ended
-            if start is None:
-                go_on = r_go
-                return go_on
-            start(r_go)
-            os._exit(CRASH)
-        if go_fd is not None:
-            os.close(r_go)
-        if ready_fd is not None:
-            os.close(ready_fd)  # the run's alone: it says when it is held
-
-        def kill(*_: Any) -> None:
-            try:
-                os.kill(runner, signal.SIGKILL)
-            except OSError:
-                pass
-
-        def stop(*_: Any) -> None:
-            if not sandboxed:
-                kill()
-                return
-            try:  # the namespace's init kills the run and ends (and counts) the rest
-                os.kill(runner, signal.SIGTERM)
-            except OSError:
-                pass
-            signal.signal(signal.SIGALRM, kill)  # an init that did not get it in time
-            signal.alarm(2)
-
-        signal.signal(signal.SIGTERM, stop)  # a timeout, or the gate stopping
-        _with_parent(parent, stop)  # or the one waiting for this keeper gone
-        if go_fd is not None:
-            go = os.read(go_fd, 1)
-            os.close(go_fd)
-            if go == b"g":
-                if req.get("idle"):  # back to the normal priority before it goes on
-                    _normal_priority(me, runner)
-                try:
-                    os.write(w_go, b"g")
-                except OSError:
-                    pass  # it ended already; its status follows
-            os.close(w_go)
-        while True:
-            pid, status = os.waitpid(-1, 0)
-            if pid == runner:
-                break
-        signal.alarm(0)
-        ended = _end_below(me, runner)
-        if req.get("ended") and not sandboxed:
-            _write_ended(req["ended"], ended, reaper)
-        if done_fd is not None:
-            _done(done_fd, status)
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            if sig not in (signal.SIGKILL, signal.SIGSTOP):
-                signal.signal(sig, signal.SIG_DFL)
-            try:
-                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            except Exception:  # noqa: BLE001
-                pass
-            os.kill(os.getpid(), sig)
-            code = 128 + sig
-        else:
-            code = os.WEXITSTATUS(status)
-    except BaseException:  # noqa: BLE001 - never fall back into the caller's loop
-        try:
-            import traceback
-            traceback.print_exc()
-        except BaseException:  # noqa: BLE001
-            pass
-    finally:
-        if go_on < 0:
-            os._exit(code)
-    return go_on
-
-
-def _done(fd: int, status: int) -> None:
-    """Tell the serving parent that a run is over: its wait status, and the CPU it and
-    all it started used (everything the keeper waited for)."""
-    try:
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        os.write(fd, b"%d %.4f" % (status, usage.ru_utime + usage.ru_stime))
-    except Exception:  # noqa: BLE001 - the parent has the keeper's own exit then
-        pass
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-
-
 def _keeper(req: RunRequest, go_fd: int, ready_fd: int, done_fd: int,
             close: list[int]) -> None:
     """In a forked child of the serving parent: become the run's keeper."""
-    _becoming_keeper(close)
-    _keep(req, go_fd, lambda r_go: _child(req, r_go, ready_fd), sandboxed=bool(POLICY),
-          ready_fd=ready_fd, done_fd=done_fd)
-
-
-def _becoming_keeper(close: list[int]) -> None:
-    """A keeper's own process group, default signals, none of its parent's descriptors."""
-    try:
-        os.setpgid(0, 0)
-        import signal
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        for fd in close:
-            os.close(fd)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-    except BaseException:  # noqa: BLE001
-        os._exit(CRASH)
+    keeper.becoming_keeper(close)
+    keeper.keep(req, go_fd, lambda r_go: _child(req, r_go, ready_fd), sandboxed=bool(POLICY),
+                ready_fd=ready_fd, done_fd=done_fd)
 
 
 # --- session templates -------------------------------------------------------------
@@ -2458,13 +2106,13 @@ def _serve_forks(sock: Any) -> tuple[RunRequest, int, int, bytes]:
         go_r, ready_w, done_w, key_r = fds
         pid = os.fork()
         if pid == 0:  # the keeper, then (returning) its run
-            _becoming_keeper([sock.fileno(), wake_r, wake_w])
+            keeper.becoming_keeper([sock.fileno(), wake_r, wake_w])
             try:
                 key = os.read(key_r, 64)
                 os.close(key_r)
             except OSError:
                 _EXIT(CRASH)
-            go = _keep(req, go_r, None, ready_fd=ready_w, done_fd=done_w)
+            go = keeper.keep(req, go_r, None, ready_fd=ready_w, done_fd=done_w)
             return req, go, ready_w, key
         for fd in fds:
             os.close(fd)
@@ -2682,7 +2330,7 @@ def _session_template(req: RunRequest, sock: Any, log: str, close: list[int]) ->
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in close:
             os.close(fd)
-        _with_parent(parent, lambda *_: _EXIT(CRASH))
+        keeper.with_parent(parent, lambda *_: _EXIT(CRASH))
         _redirect(log)
         st = os.fstat(1)
         _TEMPLATE_LOG = (st.st_dev, st.st_ino)
@@ -2881,7 +2529,7 @@ def serve(policy: str | None = None) -> int:
 
     gc.disable()  # until everything every run needs is loaded (``_preimport``)
     isolation = _enter_sandbox(policy)
-    _dumpable(False)  # its keepers inherit it; each run gives it up (``_child``)
+    keeper.dumpable(False)  # its keepers inherit it; each run gives it up (``_child``)
     private = os.dup(1)
     os.dup2(2, 1)
     out = os.fdopen(private, "w", buffering=1)
@@ -2892,11 +2540,11 @@ def serve(policy: str | None = None) -> int:
 
     info = describe()
     if info["ok"]:
-        info["idle"] = _can_idle()
+        info["idle"] = keeper.can_idle()
         _preimport(template=True, hypothesis=_load())
         _add_cwd()
         try:
-            _libc()  # loaded once here, not in every keeper
+            keeper.libc()  # loaded once here, not in every keeper
         except Exception:  # noqa: BLE001
             pass
         import threading
@@ -2982,7 +2630,7 @@ def serve(policy: str | None = None) -> int:
                     pass
             except BlockingIOError:
                 pass
-        _reap(exited)
+        keeper.reap(exited)
         if 0 not in ready:
             continue
         data = os.read(0, 65536)
@@ -3085,7 +2733,7 @@ def once(request: str) -> int:
     def start(_go: int) -> None:
         code = CRASH
         try:
-            _dumpable(True)
+            keeper.dumpable(True)
             os.setsid()
             import signal
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -3093,8 +2741,8 @@ def once(request: str) -> int:
         finally:
             _flushed_exit(code)
 
-    _dumpable(False)  # the keeper: its pipes are the gate's
-    _keep(req, None, start)
+    keeper.dumpable(False)  # the keeper: its pipes are the gate's
+    keeper.keep(req, None, start)
     return CRASH
 
 

@@ -110,6 +110,11 @@ ATTACKS = {
                                                    "parsefactories.__globals__"
                                                    "['_SCANS'].clear()\n" + BUGGY,
                                               SCANS),
+    # the keeper's module, loaded by path beside the runner, is watched as the runner is
+    "the keeper's module changed": (TWO, "import sys\n"
+                                          "sys.modules['_ballot_guard_keeper'].end_below = "
+                                          "lambda me, group: 0\n" + BUGGY,
+                                     "_ballot_guard_keeper.end_below"),
     "active profile re-registered": (LISTS, "from hypothesis import settings\n"
                                             "name = settings.get_current_profile_name()\n"
                                             "settings.register_profile(name, max_examples=1)\n"
