@@ -1199,12 +1199,19 @@ class _Oracle:
         return real is not None and os.path.isabs(real) and (
             self._ours(real) or _environment(real) or _judges_own(obj))
 
-    def early(self, target: str) -> None:
+    def early(self, target: str, conftests: list[_Bound] | None = None) -> None:
         """Before the property is imported: the installed modules its file and the
         loaded conftest files import, as they are now (the standard library's loaded
         first where they are not yet: before any project code, that is the
-        installation's code alone)."""
+        installation's code alone).  ``conftests``: their bindings, read already (by a
+        session template, whose runs load no other conftest before this point)."""
         names = [n for n in [_file_bindings(target)] if n is not None]
+        names += self.conftests() if conftests is None else conftests
+        self._refer([m for n in names for m in n.modules], load=True)
+
+    def conftests(self) -> list[_Bound]:
+        """What each loaded conftest file of the oracle binds."""
+        found = []
         for name, mod in list(sys.modules.items()):
             if name.rpartition(".")[2] != "conftest":  # how pytest names a conftest module
                 continue
@@ -1212,8 +1219,8 @@ class _Oracle:
             if real is not None and os.path.basename(real) == "conftest.py" and self._ours(real):
                 got = _file_bindings(real)
                 if got is not None:
-                    names.append(got)
-        self._refer([m for n in names for m in n.modules], load=True)
+                    found.append(got)
+        return found
 
     def _refer(self, modules: list[str], load: bool = False) -> None:
         """Watch each of ``modules`` that the installation provides (not the judge's
@@ -1380,6 +1387,7 @@ class _Plugin:
         self.oracle = _Oracle(hold.path, hold.top or os.getcwd())
         self.rebound: list[str] = []  # what of the oracle's modules is not their code's
         self.rebased = False  # the integrity rebase made already (by a session template)
+        self.conftests: list[_Bound] | None = None  # their bindings, read by a template
 
     def pytest_configure(self, config: Any) -> None:
         # Runs after Hypothesis's own pytest_configure (trylast), so a
@@ -1413,11 +1421,16 @@ class _Plugin:
         if self.integrity is not None and not self.rebased:
             self.replaced.extend(self.integrity.rebase())
             self.hold.warm = _nothing  # the rebase read all of it in this process
-        self.oracle.early(self.target)
-        pm = session.config.pluginmanager
+        self.oracle.early(self.target, self.conftests)
+        if self.plugins_then is None:  # not taken already, by a session template
+            self.take_plugins(session.config.pluginmanager)
+
+    def take_plugins(self, pm: Any) -> None:
+        """The plugins and hook implementations before the run, which the checks after
+        it compare with, and the plugins' files (at its end, only those added since)."""
         self.plugins_then = {id(p): p for p in pm.get_plugins()}
         self.hooks_then = _hooks(pm)
-        try:  # listed here, before the run: at its end only the plugins added since
+        try:
             self.plugin_list = plugin_files(pm)
         except Exception as exc:  # noqa: BLE001 - reported, judged by the parent
             self.plugin_list = [f"?{type(exc).__name__}: {exc}"]
@@ -2036,6 +2049,8 @@ class _Fork:
             plugin.replaced.extend(plugin.integrity.rebase())  # here on (a run reading it
             plugin.rebased = True  # anew in a fresh copy would copy most of its pages)
             self.hold.warm = _nothing
+        plugin.take_plugins(config.pluginmanager)  # as every run's will be: no run has
+        plugin.conftests = plugin.oracle.conftests()  # registered or loaded anything yet
         sys.stdout.flush()
         sys.stderr.flush()
         req, go, ready, key = _serve_forks(self.sock)  # returns in a run's process only
