@@ -12,15 +12,17 @@ start, every run in a fresh process state, reports), serially and with
    N * sum(sleep) / jobs.  Targets: <= 1.1x at --jobs 1, <= 1.2x at --jobs 2.
 3. Timing sensitivity: a property whose test times about 20 ms of busy work and
    reports the time (in its failure message, so every run says it, sandboxed or
-   not).  10 copies x 2 repeats through the gate (hermetic and sandboxed, at
+   not).  2 copies x 2 repeats through the gate (hermetic and sandboxed, at
    --jobs 1 and 2, and with nothing prepared ahead), against one fresh plain
-   pytest per run, the sides interleaved and their order rotated each round.  The
+   pytest per run, the sides interleaved call by call (4 runs a call, about a second)
+   so that a slow spell of the machine, which lasts seconds, meets every side alike,
+   and their order rotated each round.  The
    budget is set afterwards: the 90th percentile of the plain runs of the same
    rounds; each side's fail rate is its share of runs over it, printed with the 95%
-   interval of its gap to plain pytest, bootstrapped by call (a gate's 20 runs, or
-   one round's 20 plain runs, are close in time, and a slow spell of the machine
-   hits them together: they are not 20 independent draws).  At 100 runs a side it
-   is about +-8 points wide: two sides that differ in nothing read that far apart.
+   interval of its gap to plain pytest, bootstrapped by call (a call's 4 runs are
+   close in time, and a slow spell of the machine hits them together: they are not
+   independent draws).  At 100 runs a side it is about +-8 points wide: two sides
+   that differ in nothing read that far apart.
    Target: the gate --jobs 1 within 5 points.
 
 Each gate row is printed twice: at the hermetic level (``sandbox = "off"``,
@@ -34,7 +36,7 @@ the two sides interleaved so that both see the same machine load; CPU time
 (user + sys of every process waited for) is printed beside the wall time, as
 it depends far less on what else the machine is doing.
 
-    python bench/gate_bench.py [--samples 3] [--timing-rounds 5] [--keep]
+    python bench/gate_bench.py [--samples 3] [--timing-rounds 25] [--keep]
 """
 from __future__ import annotations
 
@@ -199,11 +201,11 @@ def timing(base: Path, rounds: int) -> None:
     10% of them over it), and each side's fail rate is its share of runs over it, so
     the figure does not depend on a calibration taken at another load."""
     n = busy_iterations()
-    names = [f"t{i:02d}" for i in range(10)]
+    names = ["t00", "t01"]
     repos = {level: project(base, f"tight-{level}",
                             {name: TIGHT.format(n=n) for name in names}, mode)
              for level, mode in MODES}
-    plain_runs(repos["hermetic"], names[:2])  # warm-up: bytecode, page cache
+    plain_runs(repos["hermetic"], names)  # warm-up: bytecode, page cache
     for repo in repos.values():
         gate_runs(repo, 1)
     sides: dict[str, Callable[[], list[float]]] = {
@@ -278,8 +280,8 @@ def cost(label: str, hermetic: tuple[float, float], sandbox: tuple[float, float]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=3, help="gate runs per figure (median)")
-    ap.add_argument("--timing-rounds", type=int, default=5,
-                    help="rounds of the timing-sensitivity row (20 runs a side each)")
+    ap.add_argument("--timing-rounds", type=int, default=25,
+                    help="rounds of the timing-sensitivity row (4 runs a side each)")
     ap.add_argument("--only-timing", action="store_true", help="only the timing row")
     ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
     args = ap.parse_args()
