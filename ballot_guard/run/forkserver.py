@@ -2048,7 +2048,9 @@ class _Fork:
         if plugin.integrity is not None:  # once for all its runs: what the judge is from
             plugin.replaced.extend(plugin.integrity.rebase())  # here on (a run reading it
             plugin.rebased = True  # anew in a fresh copy would copy most of its pages)
-            self.hold.warm = _nothing
+            # each run still reads it once while it is held: its copy of the pages the
+            # checks read is made there, off the run's path once it is released
+            self.hold.warm = plugin.integrity.changed
         plugin.take_plugins(config.pluginmanager)  # as every run's will be: no run has
         plugin.conftests = plugin.oracle.conftests()  # registered or loaded anything yet
         sys.stdout.flush()
