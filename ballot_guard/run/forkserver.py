@@ -2067,45 +2067,49 @@ def _distributing(config: Any) -> bool:
         return True
 
 
-def _serve_forks(sock: Any) -> tuple[RunRequest, int, int, bytes]:
-    """In the template: say it is ready, fork a keeper and its run for each request
-    (descriptors: go, ready, done, key), report each keeper's pid and end; exit when
-    the serving parent closes the socket.  Returns only in a run's process."""
-    import select
+def _wake_on_children() -> tuple[int, int]:
+    """A pipe a signal writes to (``signal.set_wakeup_fd``), SIGCHLD among them: a
+    serving loop's ``select`` wakes when a child ends.  Both ends do not block."""
     import signal
-    import socket
 
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    keepers: set[int] = set()
+    return wake_r, wake_w
 
-    def reap(block: bool) -> None:
-        while keepers:
-            try:
-                pid, status, usage = os.wait4(-1, 0 if block else os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            keepers.discard(pid)
-            try:
-                sock.send(b"exit %d %d %.4f" % (pid, status, usage.ru_utime + usage.ru_stime))
-            except OSError:
-                pass
+
+def _drain(fd: int) -> None:
+    """Read a non-blocking wake-up pipe empty."""
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _serve_forks(sock: Any) -> tuple[RunRequest, int, int, bytes]:
+    """In the template: say it is ready, fork a keeper and its run for each request
+    (descriptors: go, ready, done, key), report each keeper's pid and end; exit when
+    the serving parent closes the socket.  Returns only in a run's process."""
+    import select
+    import socket
+
+    wake_r, wake_w = _wake_on_children()
+
+    def ended(pid: int, status: int, cpu: float) -> None:
+        try:
+            sock.send(b"exit %d %d %.4f" % (pid, status, cpu))
+        except OSError:
+            pass
 
     sock.send(b"ready")
     while True:
         ready = select.select([sock, wake_r], [], [])[0]
         if wake_r in ready:
-            try:
-                while os.read(wake_r, 512):
-                    pass
-            except BlockingIOError:
-                pass
-        reap(False)
+            _drain(wake_r)
+        keeper.reap(ended)
         if sock not in ready:
             continue
         try:
@@ -2117,7 +2121,7 @@ def _serve_forks(sock: Any) -> tuple[RunRequest, int, int, bytes]:
                 os.close(fd)
             if data:
                 continue
-            reap(True)  # the serving parent is done: each keeper ends its run first
+            keeper.reap(block=True)  # the serving parent is done: each keeper ends its run
             _EXIT(0)
         req: RunRequest = json.loads(data)
         go_r, ready_w, done_w, key_r = fds
@@ -2133,7 +2137,6 @@ def _serve_forks(sock: Any) -> tuple[RunRequest, int, int, bytes]:
             return req, go, ready_w, key
         for fd in fds:
             os.close(fd)
-        keepers.add(pid)
         try:
             os.setpgid(pid, pid)
         except OSError:
@@ -2570,11 +2573,7 @@ def serve(policy: str | None = None) -> int:
     reply(info)
     if not info["ok"] or not info["fork"]:
         return 0
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
+    wake_r, wake_w = _wake_on_children()
     prepared: dict[str, tuple[int, int]] = {}   # id -> (pid, go pipe)
     readies: dict[int, str] = {}                # ready pipe -> id, until the child is held
     running: dict[int, str] = {}                # pid -> id
@@ -2642,11 +2641,7 @@ def serve(policy: str | None = None) -> int:
                 pass
             reply(held)
         if wake_r in ready:
-            try:
-                while os.read(wake_r, 512):
-                    pass
-            except BlockingIOError:
-                pass
+            _drain(wake_r)
         keeper.reap(exited)
         if 0 not in ready:
             continue
@@ -2713,11 +2708,7 @@ def serve(policy: str | None = None) -> int:
                 pid, go = prepared.pop(msg["id"])
                 os.close(go)
     templates.close()
-    while True:  # every keeper left: each ends what its run left before it exits
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
+    keeper.reap(block=True)  # every keeper left: each ends what its run left before it exits
     return 0
 
 

@@ -184,12 +184,14 @@ def below_by_parent(root: int) -> list[int]:
     return found
 
 
-def reap(ended: Callable[[int, int, float], None] = lambda pid, status, cpu: None) -> None:
-    """Collect every child that has ended, no waiting: ``ended(pid, status, cpu)`` for
-    each, ``cpu`` the seconds of CPU it and every descendant it waited for used."""
+def reap(ended: Callable[[int, int, float], None] = lambda pid, status, cpu: None, *,
+         block: bool = False) -> None:
+    """Collect every child that has ended (with ``block``, every child, waiting for
+    each to end): ``ended(pid, status, cpu)`` for each, ``cpu`` the seconds of CPU it
+    and every descendant it waited for used."""
     while True:
         try:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, 0 if block else os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
