@@ -1929,8 +1929,10 @@ def _main(pytest: Any, args: list[str], plugins: list[Any]) -> Any:
         cfg.get_config = original
 
 
-def _redirect(log: str) -> None:
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+def _redirect(log: str | int) -> None:
+    """0 reads nothing; 1 and 2 write to ``log`` (a path, or an open descriptor)."""
+    fd = log if isinstance(log, int) else \
+        os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(fd, 1)
@@ -2020,8 +2022,8 @@ def _keeper(req: RunRequest, go_fd: int, ready_fd: int, done_fd: int,
 # result and key) put in place before the judge takes what it is (the integrity
 # rebase) and before collection.  The template never reads a run's key (it passes the
 # descriptor on unread) and never runs anything a run sends: runs are forked from a
-# state no run ever touched.  Only at the hermetic level (the OS sandbox isolates each
-# run from the serving parent's copy, not from a template's).
+# state no run ever touched.  Under the OS sandbox, each run isolates itself first
+# (``_as_run``), as a run forked from the serving parent does.
 
 _TEMPLATE_LOG: tuple[int, int] | None = None  # (device, inode) of a template's own log
 
@@ -2133,7 +2135,8 @@ def _serve_forks(sock: Any) -> tuple[RunRequest, int, int, bytes]:
                 os.close(key_r)
             except OSError:
                 _EXIT(CRASH)
-            go = keeper.keep(req, go_r, None, ready_fd=ready_w, done_fd=done_w)
+            go = keeper.keep(req, go_r, None, sandboxed=bool(POLICY), ready_fd=ready_w,
+                             done_fd=done_w)
             return req, go, ready_w, key
         for fd in fds:
             os.close(fd)
@@ -2150,8 +2153,12 @@ def _as_run(req: RunRequest, hold: _Hold, plugin: _Plugin, config: Any, args: li
     result and key, then held for "go" as any prepared run."""
     _RUNNING[0] = True  # (a list: the judge's own globals are watched from the rebase on)
     _own_process(req)  # (its keeper gave it the default wake-up and SIGCHLD)
+    if POLICY:  # as a run forked from the server: PID 2 of its own namespaces, in its own
+        # view, with only the descriptors that ``_logs_to`` makes its own
+        SANDBOX.isolate(POLICY, keep=_runs_own_fds(go, ready), ended=req.get("ended"),
+                        writable=os.path.dirname(req["result"]))
+    _private(req)  # (its fresh capture files are made in its own TMPDIR)
     _logs_to(req["log"])
-    _private(req)
     _hypothesis_home(req["home"])
     path = req["args"][0]
     hold.path = path
@@ -2195,6 +2202,26 @@ def _logs_to(log: str) -> None:
                 os.dup2(fresh.fileno(), n)
 
 
+def _runs_own_fds(*fds: int) -> list[int]:
+    """``fds``, 0 to 2, the null device, and the descriptors ``_logs_to`` points at the
+    run's own files (the template's log, unnamed scratch files): all that a run forked
+    from a template keeps of it.  The OS sandbox closes any other."""
+    import stat
+
+    null = os.stat(os.devnull)
+    keep = [0, 1, 2, *fds]
+    for name in os.listdir("/proc/self/fd"):
+        n = int(name)
+        try:
+            st = os.fstat(n)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in (_TEMPLATE_LOG, (null.st_dev, null.st_ino)) or \
+                (stat.S_ISREG(st.st_mode) and st.st_nlink == 0):
+            keep.append(n)
+    return keep
+
+
 _RUNNING = [False]  # whether this process (forked from a template) is a run
 
 
@@ -2219,7 +2246,7 @@ class _Templates:
     def __init__(self) -> None:
         import socket
         self.socket = socket
-        self.off = bool(POLICY) or not hasattr(socket, "send_fds") or \
+        self.off = not hasattr(socket, "send_fds") or \
             bool(os.environ.get("BALLOT_GUARD_NO_TEMPLATE"))
         self.by_key: dict[tuple[Any, ...], _Tmpl | None] = {}  # None: not to be used
         self.by_fd: dict[int, _Tmpl] = {}
@@ -2351,7 +2378,12 @@ def _session_template(req: RunRequest, sock: Any, log: str, close: list[int]) ->
         for fd in close:
             os.close(fd)
         keeper.with_parent(parent, lambda *_: _EXIT(CRASH))
-        _redirect(log)
+        if POLICY:  # the serving parent's view is read-only: the template's output goes
+            import tempfile  # to memory, its capture files to a folder of its own
+            tempfile.tempdir = SANDBOX.scratch()  # (each run sets its own TMPDIR)
+            _redirect(os.memfd_create("ballot-guard-template-log"))
+        else:
+            _redirect(log)
         st = os.fstat(1)
         _TEMPLATE_LOG = (st.st_dev, st.st_ino)
         top = _ROOTS["tree"] or os.getcwd()

@@ -487,6 +487,16 @@ def _init(run: int, ended: str | None, status_w: int) -> None:
     os._exit(0)
 
 
+def scratch(path: str = "/dev/shm") -> str:
+    """An empty, writable folder of this process's own (a session template's: its
+    pytest makes its capture files before any run) in the serving parent's read-only
+    view, in a mount namespace of its own; ``path``.  Each run forked from it is then
+    isolated as any other, with a fresh ``/tmp`` and ``/dev/shm`` of its own."""
+    _unshare(CLONE_NEWNS, "mount")
+    _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=700")
+    return path
+
+
 def isolate(policy: Policy, *, keep: Sequence[int], ended: str | None,
             writable: str | None = None, report: int = 2) -> None:
     """Put this process (a run's child, single-threaded) into the run's sandbox.

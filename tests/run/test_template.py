@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from testing.gate_support import make_project, project, scorecard
+from testing.gate_support import MODES, make_project, project, sandbox_works, scorecard
 from testing.helpers import Repo, run_cli
 
 __all__ = ["project"]
@@ -89,11 +89,12 @@ OWN_OUTPUT = ("import os, sys, time\n\n\n"
               "    assert err.split() == ['marker-{name}-err'] * 5, err\n")
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_each_run_captures_its_own_output_only(project: Repo, jobs: str) -> None:
+def test_each_run_captures_its_own_output_only(project: Repo, jobs: str, mode: str) -> None:
     names = ["a", "b", "c"]
     make_project(project, {n: OWN_OUTPUT.format(name=n) for n in names},
-                 table=f"repeats = 3\n{HERMETIC}")
+                 table=f"repeats = 3\n{mode}")
     res = run_cli(["gate", "--jobs", jobs], project.path)
     assert res.code == 0, res.out + res.err
     card = scorecard(project)
@@ -117,9 +118,54 @@ NO_SOCKETS = ("import os, stat\n\n\n"
               "    assert not found\n")
 
 
-def test_a_run_holds_no_socket_nor_the_templates_log(project: Repo) -> None:
-    make_project(project, dict.fromkeys("ab", NO_SOCKETS), table=f"repeats = 3\n{HERMETIC}")
+@pytest.mark.parametrize("mode", MODES)
+def test_a_run_holds_no_socket_nor_the_templates_log(project: Repo, mode: str) -> None:
+    make_project(project, dict.fromkeys("ab", NO_SOCKETS), table=f"repeats = 3\n{mode}")
     res = run_cli(["gate", "--jobs", "2"], project.path)
     assert res.code == 0, res.out + res.err
     runs = [r for p in scorecard(project)["properties"].values() for r in p["runs"]]
     assert [r["outcome"] for r in runs] == ["pass"] * 6, runs
+
+
+# Under the OS sandbox a run cannot see its parents (its own PID namespace), so it tells
+# where it comes from by its session: a run forked from a template goes on in the
+# template's pytest session, which has the template's own plugin registered.  It also
+# records its pid in its namespace, what it finds in /dev/shm (where the template keeps
+# its own capture files), and then writes there and into the checkout: as every
+# sandboxed run, it must be PID 2, find /dev/shm empty (nothing of the template's, nor
+# of an earlier run's), and nothing it writes into the checkout is seen outside.
+SANDBOXED = ("import os\n\n\n"
+             "def test_where_from(request):\n"
+             "    names = {type(p).__name__ for p in "
+             "request.config.pluginmanager.get_plugins()}\n"
+             "    shm = sorted(os.listdir('/dev/shm'))\n"
+             "    with open('/dev/shm/left_by_NAME', 'w') as f:\n"
+             "        f.write('x')\n"
+             "    try:\n"
+             "        with open('left_by_NAME.txt', 'a') as f:\n"
+             "            f.write('x')\n"
+             "    except OSError:\n"
+             "        pass\n"
+             "    assert False, "
+             "f'template={\"_Fork\" in names} shm={shm} pid={os.getpid()} end'\n")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sandboxed_runs_are_forked_from_a_template_into_their_own_sandbox(
+        project: Repo, jobs: str) -> None:
+    if not sandbox_works():
+        pytest.skip("no user namespaces here")
+    names = ["a", "b"]
+    make_project(project, {n: SANDBOXED.replace("NAME", n) for n in names},
+                 table='repeats = 3\nsandbox = "required"\n')
+    res = run_cli(["gate", "--jobs", jobs], project.path)
+    assert res.code == 1, res.out + res.err
+    failures = [r["failure"] for p in scorecard(project)["properties"].values()
+                for r in p["runs"]]
+    assert len(failures) == 6, failures
+    # every run is PID 2 of its own namespace, and what it wrote stayed in its view
+    assert all("shm=[] pid=2 end" in f for f in failures), failures
+    assert not list(project.path.glob("left_by_*")), list(project.path.iterdir())
+    # the first run of the directory comes from the server; later ones from the template
+    from_template = sum("template=True" in f for f in failures)
+    assert from_template >= 3, failures
