@@ -2026,6 +2026,7 @@ def _keeper(req: RunRequest, go_fd: int, ready_fd: int, done_fd: int,
 # (``_as_run``), as a run forked from the serving parent does.
 
 _TEMPLATE_LOG: tuple[int, int] | None = None  # (device, inode) of a template's own log
+_TEMPLATE_START = 1.0  # seconds a run's "go" waits at most for a template's start
 
 
 class _Fork:
@@ -2037,6 +2038,7 @@ class _Fork:
         self.hold = hold
         self.plugin = plugin
         self.args = args
+        self.ready_at: float | None = None  # when it began to serve (time.monotonic)
 
     def pytest_collection(self, session: Any) -> None:
         config = session.config
@@ -2057,6 +2059,8 @@ class _Fork:
         plugin.conftests = plugin.oracle.conftests()  # registered or loaded anything yet
         sys.stdout.flush()
         sys.stderr.flush()
+        import time
+        self.ready_at = time.monotonic()
         req, go, ready, key = _serve_forks(self.sock)  # returns in a run's process only
         _as_run(req, self.hold, self.plugin, config, self.args, go, ready, key)
 
@@ -2229,10 +2233,12 @@ class _Tmpl:
     """One template, as the serving parent knows it."""
 
     def __init__(self, key: tuple[Any, ...], pid: int, sock: Any) -> None:
+        import time
         self.key = key
         self.pid = pid
         self.sock = sock  # the serving parent's end
         self.ready = False  # whether it said it serves
+        self.since = time.monotonic()  # when it was started
 
 
 def _unkeyed(req: RunRequest) -> RunRequest:
@@ -2251,11 +2257,20 @@ class _Templates:
         self.by_key: dict[tuple[Any, ...], _Tmpl | None] = {}  # None: not to be used
         self.by_fd: dict[int, _Tmpl] = {}
         self.pids: set[int] = set()
-        self.first: dict[int, tuple[tuple[Any, ...], RunRequest]] = {}  # ready pipe -> the
-        # first run of a directory, until it is held
+        self.first: dict[int, tuple[tuple[Any, ...], RunRequest, float]] = {}  # ready pipe
+        # -> the first run of a directory (and when it was prepared), until it is held
 
     def fds(self) -> list[int]:
         return list(self.by_fd)
+
+    def starting(self) -> float | None:
+        """How long until a template that is starting, or may start once the first run
+        of its directory is held, should be ready (None: none is): the runs released
+        meanwhile would share the machine with its session start."""
+        import time
+        since = [t.since for t in self.by_fd.values() if not t.ready]
+        since += [when for _key, _req, when in self.first.values()]
+        return max(0.0, min(since) + _TEMPLATE_START - time.monotonic()) if since else None
 
     def _key(self, req: RunRequest) -> tuple[Any, ...] | None:
         args = req.get("args") or []
@@ -2277,7 +2292,7 @@ class _Templates:
         """A prepared run said whether project code ran before its hold."""
         first = self.first.pop(ready_r, None)
         if first is not None and clean:
-            self._start(*first, close)
+            self._start(first[0], first[1], close)
 
     def _drop(self, t: _Tmpl) -> None:
         self.by_key[t.key] = None
@@ -2295,13 +2310,14 @@ class _Templates:
         The first run of a directory is prepared as any other; once it is held with no
         project code imported, its directory gets a template (``held``): no template
         ever imports the project's code, even beside a run."""
+        import time
         self.first.pop(ready_r, None)  # a pipe of that number before: its run is gone
         key = self._key(req)
         if key is None:
             return None
         if key not in self.by_key:
             self.by_key[key] = None
-            self.first[ready_r] = (key, req)
+            self.first[ready_r] = (key, req, time.monotonic())
             return None
         t = self.by_key[key]
         if t is None or not t.ready:
@@ -2637,11 +2653,36 @@ def serve(policy: str | None = None) -> int:
             os.close(muted.pop(pid))
         filed(pid, status, cpu)
 
-    while open_ or running:
+    def release(rid: str) -> None:
+        pid, go = prepared.pop(rid)
+        try:
+            os.write(go, b"g")
+        except OSError:
+            pass  # it ended already; its status follows
+        os.close(go)
+        reply({"id": rid, "started": pid})
+        if pid in ended:
+            reply({"id": rid, **_status(*ended.pop(pid))})
+        else:
+            running[pid] = rid
+
+    # Runs whose "go" waits while a template starts, where releasing them would leave no
+    # core for it: a run that computes beside another process's work measures another
+    # time than alone (so a template starts beside one computing run at most, as a run
+    # is prepared ahead only where a core is left over).
+    held_back: list[str] = []
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+    while open_ or running or held_back:
+        wait = templates.starting() if held_back else None
         ready = select.select([wake_r, *readies, *dones, *templates.fds()] +
-                              ([0] if open_ else []), [], [])[0]
+                              ([0] if open_ else []), [], [], wait)[0]
         for fd in [fd for fd in ready if fd in templates.by_fd]:
             templates.read(fd, exited)
+        while held_back and (templates.starting() in (None, 0.0)
+                             or len(running) + 1 < cores):
+            release(held_back.pop(0))
         for fd in [fd for fd in ready if fd in dones]:
             pid = dones.pop(fd)
             try:
@@ -2725,18 +2766,14 @@ def serve(policy: str | None = None) -> int:
                 prepared[msg["id"]] = (pid, go_w)
                 reply({"id": msg["id"], "prepared": pid})
             elif msg["op"] == "go":
-                pid, go = prepared.pop(msg["id"])
-                try:
-                    os.write(go, b"g")
-                except OSError:
-                    pass  # it ended already; its status follows
-                os.close(go)
-                reply({"id": msg["id"], "started": pid})
-                if pid in ended:
-                    reply({"id": msg["id"], **_status(*ended.pop(pid))})
+                if held_back or (len(running) + 1 >= cores
+                                 and templates.starting() not in (None, 0.0)):
+                    held_back.append(msg["id"])
                 else:
-                    running[pid] = msg["id"]
+                    release(msg["id"])
             elif msg["op"] == "cancel":
+                if msg["id"] in held_back:
+                    held_back.remove(msg["id"])
                 pid, go = prepared.pop(msg["id"])
                 os.close(go)
     templates.close()

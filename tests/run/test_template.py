@@ -1,9 +1,11 @@
-"""Session templates: at the hermetic level, the runs of a directory with no conftest.py
+"""Session templates: at either isolation level, the runs of a directory with no conftest.py
 are forked from a copy of the fork server that made pytest's session start once, up to
 collection.  Each run still is a fresh process state of its own: its own file, its own
 log and captured output, nothing of the template's descriptors, and nobody's verdict
 changes."""
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -169,3 +171,40 @@ def test_sandboxed_runs_are_forked_from_a_template_into_their_own_sandbox(
     # the first run of the directory comes from the server; later ones from the template
     from_template = sum("template=True" in f for f in failures)
     assert from_template >= 3, failures
+
+
+# A template's session start is CPU work beside the runs: where releasing a run would
+# leave no core for it, that run's "go" waits until the template serves (as a run is
+# prepared ahead only where a core is left over).  Each run records when its test ran
+# (the clock every process shares) and, forked from the template, when the template
+# began to serve: at that moment at most one run fewer than the cores was running.
+WINDOW = ("import os, time\n\n\n"
+          "def test_window(request):\n"
+          "    fork = [p for p in request.config.pluginmanager.get_plugins()\n"
+          "            if type(p).__name__ == '_Fork']\n"
+          "    start = time.monotonic()\n"
+          "    time.sleep(0.3)\n"
+          "    ready = fork[0].ready_at if fork else None\n"
+          "    assert False, f'ready={ready} start={start} end={time.monotonic()} end'\n")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_run_waits_while_a_template_starts_where_no_core_is_left(
+        project: Repo, mode: str) -> None:
+    cores = len(os.sched_getaffinity(0))
+    names = [f"p{i}" for i in range(cores + 1)]
+    make_project(project, dict.fromkeys(names, WINDOW), table=f"repeats = 2\n{mode}")
+    res = run_cli(["gate", "--jobs", str(cores + 1)], project.path)
+    assert res.code == 1, res.out + res.err
+    runs = []
+    for prop in scorecard(project)["properties"].values():
+        for run in prop["runs"]:
+            fields = dict(f.split("=") for f in run["failure"].split()
+                          if f.startswith(("ready=", "start=", "end=")) and "=" in f)
+            runs.append(fields)
+    readies = {float(r["ready"]) for r in runs if r["ready"] != "None"}
+    assert len(readies) == 1, runs  # one template, and runs came from it
+    ready = readies.pop()
+    beside = [r for r in runs if r["ready"] == "None"
+              and float(r["start"]) < ready < float(r["end"])]
+    assert len(beside) <= cores - 1, (cores, ready, runs)
