@@ -2724,6 +2724,7 @@ def serve(policy: str | None = None) -> int:
             for _pid, go in prepared.values():
                 os.close(go)  # a prepared child reads EOF and runs nothing
             prepared.clear()
+            held_back.clear()  # (those were prepared: they run nothing either)
             for pid in running:  # the gate is gone (it ends its runs before it closes
                 try:  # this pipe): nobody judges these, nor ends them at their timeout;
                     os.kill(pid, signal.SIGTERM)  # each keeper ends its run and the rest
