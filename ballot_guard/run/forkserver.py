@@ -2158,8 +2158,9 @@ def _as_run(req: RunRequest, hold: _Hold, plugin: _Plugin, config: Any, args: li
     _RUNNING[0] = True  # (a list: the judge's own globals are watched from the rebase on)
     _own_process(req)  # (its keeper gave it the default wake-up and SIGCHLD)
     if POLICY:  # as a run forked from the server: PID 2 of its own namespaces, in its own
-        # view, with only the descriptors that ``_logs_to`` makes its own
-        SANDBOX.isolate(POLICY, keep=_runs_own_fds(go, ready), ended=req.get("ended"),
+        # view, with only the descriptors that ``_logs_to`` makes its own (it closes others)
+        keep = [0, 1, 2, go, ready, *(n for n, _kind in _inherited())]
+        SANDBOX.isolate(POLICY, keep=keep, ended=req.get("ended"),
                         writable=os.path.dirname(req["result"]))
     _private(req)  # (its fresh capture files are made in its own TMPDIR)
     _logs_to(req["log"])
@@ -2189,41 +2190,38 @@ def _logs_to(log: str) -> None:
     """Every descriptor of this process that wrote to the template's log (its output,
     and the copies pytest's capture and faulthandler keep) writes to the run's log
     now, and every unnamed scratch file (pytest's capture files) is a fresh one."""
-    import stat
     import tempfile
 
     _redirect(log)  # 1 and 2 write to the run's log from here
-    for name in os.listdir("/proc/self/fd"):
-        n = int(name)
-        try:
-            st = os.fstat(n)
-        except OSError:
-            continue
-        if (st.st_dev, st.st_ino) == _TEMPLATE_LOG:
+    for n, kind in _inherited():
+        if kind == "log":
             os.dup2(1, n)
-        elif stat.S_ISREG(st.st_mode) and st.st_nlink == 0:
+        elif kind == "scratch":
             with tempfile.TemporaryFile() as fresh:
                 os.dup2(fresh.fileno(), n)
 
 
-def _runs_own_fds(*fds: int) -> list[int]:
-    """``fds``, 0 to 2, the null device, and the descriptors ``_logs_to`` points at the
-    run's own files (the template's log, unnamed scratch files): all that a run forked
-    from a template keeps of it.  The OS sandbox closes any other."""
+def _inherited() -> list[tuple[int, str]]:
+    """The descriptors of this process that a run forked from a template makes its own
+    (``_logs_to``), by kind: "log" (the template's log), "scratch" (an unnamed scratch
+    file: pytest's capture files), "null" (the null device)."""
     import stat
 
     null = os.stat(os.devnull)
-    keep = [0, 1, 2, *fds]
+    found = []
     for name in os.listdir("/proc/self/fd"):
         n = int(name)
         try:
             st = os.fstat(n)
         except OSError:
-            continue
-        if (st.st_dev, st.st_ino) in (_TEMPLATE_LOG, (null.st_dev, null.st_ino)) or \
-                (stat.S_ISREG(st.st_mode) and st.st_nlink == 0):
-            keep.append(n)
-    return keep
+            continue  # (the listing's own)
+        if (st.st_dev, st.st_ino) == _TEMPLATE_LOG:
+            found.append((n, "log"))
+        elif stat.S_ISREG(st.st_mode) and st.st_nlink == 0:
+            found.append((n, "scratch"))
+        elif (st.st_dev, st.st_ino) == (null.st_dev, null.st_ino):
+            found.append((n, "null"))
+    return found
 
 
 _RUNNING = [False]  # whether this process (forked from a template) is a run
