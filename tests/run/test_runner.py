@@ -75,6 +75,19 @@ def test_the_steps_skip_ballot_guards_own_environment(tmp_path: Path) -> None:
         find_interpreter(str(root), Config(), environ=own)
 
 
+def test_a_dot_venv_that_is_ballot_guards_own_environment_is_skipped(tmp_path: Path) -> None:
+    """A checkout's ``.venv`` that resolves to the environment ballot-guard runs in (a
+    link to it) is not the project's: the next step decides."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+    other = fake_python(tmp_path / "other-bin")
+    env = {"PATH": str(other.parent)}
+    assert find_interpreter(str(root), Config(), environ=env) == str(other.parent / "python3")
+    with pytest.raises(CannotJudge, match="set `python`"):
+        find_interpreter(str(root), Config(), environ={"PATH": os.path.join(sys.prefix, "bin")})
+
+
 def test_an_interpreter_tracked_by_git_is_refused(project: Repo) -> None:
     make_project(project, {"ok": PASS}, python="tools/python", commit=False)
     project.symlink("tools/python", sys.executable)
