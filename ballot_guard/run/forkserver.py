@@ -2157,13 +2157,14 @@ def _as_run(req: RunRequest, hold: _Hold, plugin: _Plugin, config: Any, args: li
     result and key, then held for "go" as any prepared run."""
     _RUNNING[0] = True  # (a list: the judge's own globals are watched from the rebase on)
     _own_process(req)  # (its keeper gave it the default wake-up and SIGCHLD)
+    inherited = _inherited()
     if POLICY:  # as a run forked from the server: PID 2 of its own namespaces, in its own
         # view, with only the descriptors that ``_logs_to`` makes its own (it closes others)
-        keep = [0, 1, 2, go, ready, *(n for n, _kind in _inherited())]
+        keep = [0, 1, 2, go, ready, *(n for n, _kind in inherited)]
         SANDBOX.isolate(POLICY, keep=keep, ended=req.get("ended"),
                         writable=os.path.dirname(req["result"]))
     _private(req)  # (its fresh capture files are made in its own TMPDIR)
-    _logs_to(req["log"])
+    _logs_to(req["log"], inherited)
     _hypothesis_home(req["home"])
     path = req["args"][0]
     hold.path = path
@@ -2186,14 +2187,15 @@ def _as_run(req: RunRequest, hold: _Hold, plugin: _Plugin, config: Any, args: li
     hold.go_fd, hold.ready_fd = go, ready  # held at the hold's own step of collection
 
 
-def _logs_to(log: str) -> None:
-    """Every descriptor of this process that wrote to the template's log (its output,
-    and the copies pytest's capture and faulthandler keep) writes to the run's log
-    now, and every unnamed scratch file (pytest's capture files) is a fresh one."""
+def _logs_to(log: str, inherited: list[tuple[int, str]]) -> None:
+    """Every descriptor of ``inherited`` (``_inherited``) that wrote to the template's
+    log (its output, and the copies pytest's capture and faulthandler keep) writes to
+    the run's log now, and every unnamed scratch file (pytest's capture files) is a
+    fresh one."""
     import tempfile
 
     _redirect(log)  # 1 and 2 write to the run's log from here
-    for n, kind in _inherited():
+    for n, kind in inherited:
         if kind == "log":
             os.dup2(1, n)
         elif kind == "scratch":
@@ -2672,14 +2674,17 @@ def serve(policy: str | None = None) -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
 
+    def must_wait() -> bool:
+        """Whether a run released now would leave no core for a template starting."""
+        return len(running) + 1 >= cores and templates.starting() not in (None, 0.0)
+
     while open_ or running or held_back:
         wait = templates.starting() if held_back else None
         ready = select.select([wake_r, *readies, *dones, *templates.fds()] +
                               ([0] if open_ else []), [], [], wait)[0]
         for fd in [fd for fd in ready if fd in templates.by_fd]:
             templates.read(fd, exited)
-        while held_back and (templates.starting() in (None, 0.0)
-                             or len(running) + 1 < cores):
+        while held_back and not must_wait():
             release(held_back.pop(0))
         for fd in [fd for fd in ready if fd in dones]:
             pid = dones.pop(fd)
@@ -2765,8 +2770,7 @@ def serve(policy: str | None = None) -> int:
                 prepared[msg["id"]] = (pid, go_w)
                 reply({"id": msg["id"], "prepared": pid})
             elif msg["op"] == "go":
-                if held_back or (len(running) + 1 >= cores
-                                 and templates.starting() not in (None, 0.0)):
+                if held_back or must_wait():
                     held_back.append(msg["id"])
                 else:
                     release(msg["id"])
