@@ -357,7 +357,7 @@ def describe() -> Describe:
 _JUDGE_TOPS = ("pytest", "_pytest", "pluggy", "hypothesis", "_hypothesis_pytestplugin",
                "_hypothesis_globals", "json", "unittest", "iniconfig")
 _JUDGE_EXACT = ("builtins", "os", "posixpath", "importlib._bootstrap_external", "__main__",
-                "_ballot_guard_keeper")
+                "_ballot_guard_keeper", "_ballot_guard_sources")
 _SYS = ("exit", "modules", "meta_path", "path_hooks", "excepthook")
 # Module globals that pytest and Hypothesis themselves set and reset while a session
 # runs (per test, or lazily on first use): their identity is not the judge's meaning.
@@ -2457,6 +2457,22 @@ def _warm_local_constants() -> None:
             pass
 
 
+def _prepare_sources(properties: str) -> None:
+    """The property files of the checkout and what they import, read, compiled and
+    surveyed once for every run (``sources.py``), before the judge's snapshot."""
+    try:
+        import importlib._bootstrap_external as ext
+
+        sources = _sibling("sources", watched=True)
+        survey, local = sources.hypothesis_constants()
+        sources.prepare(_ROOTS["tree"] or os.getcwd(), properties, survey, local)
+        sources.install(ext.SourceLoader,
+                        [sys.modules.get("hypothesis.internal.constants_ast"),
+                         sys.modules.get("hypothesis.internal.conjecture.providers")])
+    except Exception:  # noqa: BLE001 - each run compiles and surveys its files, as before
+        pass
+
+
 def _read_once(kind: Any) -> None:
     """Every run's pytest reads the installed distributions' metadata (entry points to
     load plugins, the plugins' RECORD to rewrite their asserts, their names): about
@@ -2493,7 +2509,8 @@ def _kept(get: Callable[[Any], Any], *, copy: bool) -> Callable[[Any], Any]:
 _source_url = _kept(_read_source_url, copy=False)
 
 
-def _preimport(template: bool = False, hypothesis: bool = True) -> None:
+def _preimport(template: bool = False, hypothesis: bool = True,
+               properties: str | None = None) -> None:
     """Import what every run imports, so each fork starts with it loaded (and, with
     ``template``, take pytest's first step for the runs: ``_template``).  Hypothesis
     only with ``hypothesis``: where no file of the checkout names it, no run needs it,
@@ -2516,6 +2533,8 @@ def _preimport(template: bool = False, hypothesis: bool = True) -> None:
         except BaseException:  # noqa: BLE001 - no Hypothesis in this environment
             pass
     _private_bytecode()
+    if properties is not None:
+        _prepare_sources(properties)
     global _SNAPSHOT  # noqa: PLW0603 - the parent's one snapshot, taken at start
     _scan_wrap()
     snapshot = _SNAPSHOT = _Integrity.take()  # before any installed plugin, the project's own
@@ -2572,9 +2591,10 @@ def _status(status: int, cpu: float) -> Reply:
     return {"exit": os.WEXITSTATUS(status), "cpu": round(cpu, 4)}
 
 
-def _load() -> bool:
-    """The gate's first request (``{"op": "load", "hypothesis": false}``): whether to
-    load Hypothesis before the runs.  Anything else, or nothing, loads it."""
+def _load() -> tuple[bool, str | None]:
+    """The gate's first request (``{"op": "load", "hypothesis": false, "properties":
+    "properties"}``): whether to load Hypothesis before the runs (anything else, or
+    nothing, loads it), and the checkout's properties directory, if it says."""
     line = b""
     while not line.endswith(b"\n") and len(line) < 4096:
         got = os.read(0, 1)  # a byte at a time: nothing of a later request is taken
@@ -2584,9 +2604,11 @@ def _load() -> bool:
     try:
         msg = json.loads(line)
     except ValueError:
-        return True
-    return not (isinstance(msg, dict) and msg.get("op") == "load"
-                and msg.get("hypothesis") is False)
+        return True, None
+    if not isinstance(msg, dict) or msg.get("op") != "load":
+        return True, None
+    properties = msg.get("properties")
+    return msg.get("hypothesis") is not False, properties if isinstance(properties, str) else None
 
 
 def serve(policy: str | None = None) -> int:
@@ -2609,7 +2631,8 @@ def serve(policy: str | None = None) -> int:
     info = describe()
     if info["ok"]:
         info["idle"] = keeper.can_idle()
-        _preimport(template=True, hypothesis=_load())
+        hypothesis, properties = _load()
+        _preimport(template=True, hypothesis=hypothesis, properties=properties)
         _add_cwd()
         try:
             keeper.libc()  # loaded once here, not in every keeper

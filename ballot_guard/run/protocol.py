@@ -6,7 +6,8 @@ reply naming the request it answers by ``id``.  The server file runs alone in
 that interpreter and imports nothing of ballot-guard, so it names these types
 only for the type checker.
 
-    gate -> server   {"op": "load", "hypothesis": false}   first: what to load (Load)
+    gate -> server   {"op": "load", "hypothesis": false, "properties": "properties"}
+                                                     first: what to load (Load)
     gate -> server   {"op": "prepare", "id": "3", "req": {...RunRequest}}
     server -> gate   {"id": "3", "prepared": 4242}   its keeper, forked
     server -> gate   {"id": "3", "ready": true, "prep": 0.07}   held before any project code
@@ -117,6 +118,7 @@ class Load(TypedDict):
 
     op: Literal["load"]
     hypothesis: bool
+    properties: str | None  # the checkout's properties directory (``sources.py``)
 
 
 class Prepare(TypedDict):

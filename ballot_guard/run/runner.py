@@ -474,14 +474,14 @@ class _ForkServer:
                     return None
                 self.cond.wait(wait)
 
-    def load(self, hypothesis: bool) -> None:
+    def load(self, hypothesis: bool, properties: str | None = None) -> None:
         """Tell the server, once, whether to load Hypothesis before the runs (it waits
-        for this after importing pytest)."""
+        for this after importing pytest), and where the property files are."""
         if self.loaded:
             return
         self.loaded = True
         try:
-            self._send({"op": "load", "hypothesis": hypothesis},
+            self._send({"op": "load", "hypothesis": hypothesis, "properties": properties},
                        time.monotonic() + HANDSHAKE_TIMEOUT)
         except (RunnerStopped, OSError):
             pass  # it is gone: the handshake says so
@@ -735,13 +735,17 @@ class Session:
         self.trash = Trash(workdir)  # each run's directory, out of the next one's way
         self.busy: dict[str, float] = {}  # path -> CPU share of its last run (``_waits``)
         self.hypothesis: bool | None = None  # whether the runner loads Hypothesis (``load``)
+        self.properties: str | None = None  # the properties directory (``load``)
 
-    def load(self, hypothesis: bool) -> None:
+    def load(self, hypothesis: bool, properties: str | None = None) -> None:
         """Whether the runner loads Hypothesis before the runs: only where a file of the
-        checkout names it (``interpreter.names_hypothesis``); told to every runner started."""
+        checkout names it (``interpreter.names_hypothesis``); and the checkout's
+        properties directory, whose files and imports it reads once (``sources.py``).
+        Told to every runner started."""
         self.hypothesis = hypothesis
+        self.properties = properties
         if self.forkserver is not None:
-            self.forkserver.load(hypothesis)
+            self.forkserver.load(hypothesis, properties)
 
     def launch(self) -> None:
         """Start the runner (without waiting for it): overlaps its start-up."""
@@ -788,7 +792,7 @@ class Session:
                         os.path.join(self.workdir, f"forkserver-{n}.log"), self.sandbox,
                         self.top)
         if self.hypothesis is not None:
-            z.load(self.hypothesis)
+            z.load(self.hypothesis, self.properties)
         return z
 
     def request(self, path: str) -> RunRequest:

@@ -189,7 +189,8 @@ class Stage:
                                seed=self.seed, timeout=self.config.timeout, jobs=self.jobs,
                                top=self.top, sandbox=sandbox)
         self.session.launch()
-        self.session.load(names_hypothesis(self.tree))  # while the runner imports pytest
+        self.session.load(names_hypothesis(self.tree),  # while the runner imports pytest
+                          self.config.properties_dir)
 
     def start(self) -> RunnerInfo:
         """The runner is ready: CannotJudge when it cannot run pytest."""
