@@ -10,7 +10,9 @@ every run in a fresh process state, in both gate modes: the default
 
 Each size builds one repository of N Hypothesis properties, each
 ``@given(st.integers())`` with one assertion, plus (``--work``) a variant whose
-properties each do about 50 ms of real work (CPU, calibrated on this machine).
+properties each do about 50 ms of real work (CPU, calibrated on this machine), and
+(``--package``) one whose properties import a package of the project (30 modules of
+about 200 lines, dataclasses among them), as a service's properties import its code.
 Both sides run under the same interpreter (this one; it must have pytest,
 Hypothesis, pytest-xdist and pytest-repeat: ``pip install -e '.[test,bench]'``),
 with bytecode writing on (PYTHONDONTWRITEBYTECODE and PYTEST_ADDOPTS cleared),
@@ -20,7 +22,8 @@ sees the same machine load.  Printed per size: wall and CPU medians (CPU is user
 beyond the peer's per run.  Target (issue 12): <= 1.0x wall at 100 x 2 and
 300 x 2.
 
-    python bench/peer_bench.py [--sizes 20,100,300] [--work 100] [--samples 3] [--keep]
+    python bench/peer_bench.py [--sizes 20,100,300] [--work 100] [--package 100]
+                               [--samples 3] [--keep]
 """
 from __future__ import annotations
 
@@ -45,6 +48,36 @@ TRIVIAL = ("from hypothesis import given, strategies as st\n\n\n"
 WORK = ("from hypothesis import given, strategies as st\n\n\n"
         "@given(st.integers())\ndef test_holds(x):\n"
         "    assert sum(i * i for i in range({loops})) + x - x >= 0\n")
+# A property that imports the project: a package of 30 modules of about 200 lines (12
+# functions and 3 dataclasses each), as a service's code under test would be.
+PACKAGE_MODULES = 30
+IMPORTS = ("from hypothesis import given, strategies as st\nimport app\n\n\n"
+           "@given(st.integers())\ndef test_holds(x):\n    assert app.m0.f1(x % 50) >= -x * x\n")
+
+
+def package_module(i: int) -> str:
+    """Module ``app/m{i}.py`` of the package row."""
+    out = ["from __future__ import annotations", "import dataclasses", ""]
+    for j in range(12):
+        out += [f"def f{j}(x: int, y: int = {j}) -> int:",
+                f"    \"\"\"Function {j} of module {i}.\"\"\"",
+                "    total = 0", "    for k in range(x):", f"        if k % {j + 2} == 0:",
+                "            total += k * y", "        elif k > 100:", "            total -= 1",
+                "        else:", "            total ^= k", "    return total", "", ""]
+    for c in range(3):
+        out += ["@dataclasses.dataclass", f"class C{c}:", "    a: int = 0", "    b: str = ''", "",
+                "    def scale(self, n: int) -> int:", "        return self.a * n + len(self.b)",
+                "", "    def describe(self) -> str:",
+                f"        return f'C{c}({{self.a}}, {{self.b!r}})'", "", ""]
+    return "\n".join(out) + "\n"
+
+
+def package() -> dict[str, str]:
+    files = {f"app/m{i}.py": package_module(i) for i in range(PACKAGE_MODULES)}
+    files["app/__init__.py"] = "".join(f"from app import m{i}\n" for i in range(PACKAGE_MODULES))
+    return files
+
+
 MODES = (("gate default", "auto"), ("gate sandbox off", "off"))
 PEER = "pytest -n 2 --count 2"
 
@@ -60,7 +93,8 @@ def loops_for(seconds: float) -> int:
     return max(1, int(n * seconds / statistics.median(took)))
 
 
-def project(base: Path, name: str, n: int, source: str, sandbox: str) -> Path:
+def project(base: Path, name: str, n: int, source: str, sandbox: str,
+            extra: dict[str, str] | None = None) -> Path:
     from ballot_guard import config
     from ballot_guard.digest import pin
     from ballot_guard.digest.pin_file import write_pin
@@ -75,6 +109,9 @@ def project(base: Path, name: str, n: int, source: str, sandbox: str) -> Path:
                                      ".ballot_guard/\n")
     for i in range(n):
         (repo / "properties" / f"test_p{i:03d}.py").write_text(source)
+    for rel, text in (extra or {}).items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
     git(repo, "init", "-q")
     cfg = config.load_worktree(str(repo))
     got = pin.digest_worktree(str(repo), cfg)
@@ -106,8 +143,9 @@ def isolation_of(repo: Path) -> str:
         return "?"
 
 
-def row(label: str, n: int, source: str, base: Path, samples: int) -> None:
-    repos = {level: project(base, f"{label}-{n}-{mode}", n, source, mode)
+def row(label: str, n: int, source: str, base: Path, samples: int,
+        extra: dict[str, str] | None = None) -> None:
+    repos = {level: project(base, f"{label}-{n}-{mode}", n, source, mode, extra)
              for level, mode in MODES}
     peer_repo = repos[MODES[0][0]]
     got: dict[str, list[tuple[float, float]]] = {level: [] for level, _ in MODES}
@@ -139,6 +177,8 @@ def main() -> int:
                     help="property counts of the trivial rows, comma-separated")
     ap.add_argument("--work", type=int, default=100,
                     help="property count of the ~50 ms-a-property row (0: none)")
+    ap.add_argument("--package", type=int, default=100,
+                    help="property count of the row importing a 30-module package (0: none)")
     ap.add_argument("--samples", type=int, default=3, help="rounds per figure (median)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
     args = ap.parse_args()
@@ -157,6 +197,8 @@ def main() -> int:
         if args.work:
             loops = loops_for(0.0005)
             row("50ms-work", args.work, WORK.format(loops=loops), base, args.samples)
+        if args.package:
+            row("package", args.package, IMPORTS, base, args.samples, package())
     finally:
         if args.keep:
             print(f"projects kept in {base}")
