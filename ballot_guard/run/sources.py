@@ -127,7 +127,7 @@ def prepare(tree: str, properties_dir: str, constants_of: Callable[[bytes], Any]
                 CONSTANTS[path] = (data, constants_of(data))
         except (Exception, RecursionError, MemoryError):  # noqa: BLE001 - the run's own then
             continue
-        for found in imported(path, node, [os.path.dirname(path), *roots]):
+        for found in imported(path, node, roots):
             if found not in seen:
                 seen.add(found)
                 todo.append(found)
