@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.internal import constants_ast
 
@@ -61,7 +61,7 @@ def _imported_by_python(root: Path) -> set[str]:
     return set(json.loads(res.stdout))
 
 
-NAMES = ["a", "b", "a.x", "a.y", "b.x", "a.x.z", "c"]
+NAMES = ["a", "b", "a.x", "a.y", "b.x", "a.x.z", "c", "a.c"]  # a.c beside c: lookup order
 
 
 def _imports_of(name: str, target: str, style: int, packages: set[str]) -> str:
@@ -97,9 +97,15 @@ def _trees(draw: st.DrawFn) -> tuple[dict[str, str], set[str]]:
     return files, packages
 
 
+SHADOWED = ({"a/__init__.py": "", "a/c.py": "IN_A = 1\n", "a/x.py": "import c\n",
+             "c.py": "AT_ROOT = 1\n", "properties/test_p.py": "import a.x\n",
+             "unused.py": ""}, {"a"})  # 'import c' inside a finds the root's c, not a/c.py
+
+
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_trees())
+@example(SHADOWED)
 def test_every_file_a_property_imports_is_read_once(
         tmp_path_factory: pytest.TempPathFactory, tree: tuple[dict[str, str], set[str]]) -> None:
     root = Path(os.path.realpath(tmp_path_factory.mktemp("tree")))
