@@ -50,14 +50,13 @@ def _module_files(root: str, parts: list[str]) -> list[str] | None:
     where = root
     for i, part in enumerate(parts):
         where = os.path.join(where, part)
-        if os.path.isdir(where):
-            init = os.path.join(where, "__init__.py")
-            if os.path.isfile(init):
-                found.append(init)
-        elif os.path.isfile(where + ".py") and i == len(parts) - 1:
+        init = os.path.join(where, "__init__.py")
+        if os.path.isfile(init):  # a package
+            found.append(init)
+        elif os.path.isfile(where + ".py"):  # a module (what follows is a name in it)
             found.append(where + ".py")
             return found
-        else:
+        elif not os.path.isdir(where):  # (a directory alone: a namespace package)
             return found if i else None
     return found
 
@@ -125,7 +124,7 @@ def prepare(tree: str, properties_dir: str, constants_of: Callable[[bytes], Any]
                 CODE[path] = (data, compile(data, path, "exec", dont_inherit=True))
             if constants_of is not None and local(path):
                 CONSTANTS[path] = (data, constants_of(data))
-        except (Exception, RecursionError, MemoryError):  # noqa: BLE001 - the run's own then
+        except Exception:  # noqa: BLE001 - a file that does not parse or compile: the run's own
             continue
         for found in imported(path, node, roots):
             if found not in seen:
