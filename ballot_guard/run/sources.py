@@ -39,7 +39,7 @@ CODE: dict[str, tuple[bytes, CodeType]] = {}
 CONSTANTS: dict[str, tuple[bytes, Any]] = {}
 
 
-def _inside(path: str, root: str) -> bool:
+def _under(path: str, root: str) -> bool:  # (as the fork server's own)
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
@@ -105,7 +105,7 @@ def prepare(tree: str, properties_dir: str, constants_of: Callable[[bytes], Any]
     checkout files they import, transitively; the number of files kept."""
     root = os.path.realpath(tree)
     props = os.path.realpath(os.path.join(root, properties_dir))
-    if not _inside(props, root) or not os.path.isdir(props):
+    if not _under(props, root) or not os.path.isdir(props):
         return 0
     seeds = sorted(os.path.join(props, n) for n in os.listdir(props) if n.endswith(".py"))
     seeds += [c for c in (os.path.join(root, "conftest.py"),) if os.path.isfile(c)]
@@ -114,7 +114,7 @@ def prepare(tree: str, properties_dir: str, constants_of: Callable[[bytes], Any]
     todo, seen = list(seeds), set(seeds)
     while todo and len(seen) <= MAX_FILES and time.monotonic() - start < MAX_SECONDS:
         path = os.path.realpath(todo.pop(0))
-        data = _read(path) if _inside(path, root) else None
+        data = _read(path) if _under(path, root) else None
         if data is None or total + len(data) > MAX_TOTAL:
             continue
         total += len(data)
@@ -134,12 +134,10 @@ def prepare(tree: str, properties_dir: str, constants_of: Callable[[bytes], Any]
 
 
 def _same(kept: dict[str, tuple[bytes, Any]], path: object, data: bytes | None) -> Any:
+    """What was made of the file at ``path``, where ``data`` are the bytes it was made
+    from; else None."""
     hit = kept.get(path) if isinstance(path, str) else None
-    if hit is None:
-        return None
-    if data is None:
-        data = _read(path)  # type: ignore[arg-type]
-    return hit[1] if data == hit[0] else None
+    return hit[1] if hit is not None and data == hit[0] else None
 
 
 def install(loader: Any, hypothesis_modules: Iterable[Any]) -> None:
@@ -162,8 +160,9 @@ def install(loader: Any, hypothesis_modules: Iterable[Any]) -> None:
         return  # another Hypothesis: each run surveys its modules itself
 
     def constants_from_module(module: Any, *, limit: bool = True) -> Any:
-        if limit:
-            got = _same(CONSTANTS, getattr(module, "__file__", None), None)
+        path = getattr(module, "__file__", None)
+        if limit and isinstance(path, str) and path in CONSTANTS:
+            got = _same(CONSTANTS, path, _read(path))  # the file as this run reads it
             if got is not None:
                 return got
         return survey(module, limit=limit)
